@@ -1,0 +1,32 @@
+# Developer entry points. `make build` compiles the Rust extension in place (release profile).
+PYTHON ?= python
+
+.PHONY: build test test-python test-rust bench lint fmt clean
+
+build:
+	$(PYTHON) -m pip install -e '.[test]' --no-build-isolation -q
+
+test: test-rust test-python
+
+test-python:
+	$(PYTHON) -m pytest -q
+
+test-rust:
+	cargo test --lib
+
+bench:
+	$(PYTHON) benches/bench_core.py
+
+lint:
+	ruff check python tests benches
+	ruff format --check python tests benches
+	cargo fmt --check
+	cargo clippy --all-targets --features python -- -D warnings
+
+fmt:
+	ruff format python tests benches
+	ruff check --fix python tests benches
+	cargo fmt
+
+clean:
+	rm -rf target build dist python/memdedup/*.so

@@ -1,0 +1,282 @@
+"""The pure-Python reference: the oracle the parity tests compare against, and the fallback.
+
+Everything here is written as plainly as the contract reads (stdlib ``difflib`` and ``str``
+methods), because its only job is to be obviously right. The Rust core in ``memdedup._core``
+must give the same answer for every input; ``MEMDEDUP_IMPLEMENTATION=python`` runs the whole
+package on this module instead.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from difflib import SequenceMatcher
+from typing import Any
+
+DEDUP_SIMILARITY_THRESHOLD = 0.85
+DEDUP_PREFIX_LEN = 20
+DEDUP_QUERY_LIMIT = 20
+DEDUP_SUBSUME_MIN_CHARS = 16
+TERMINAL_PUNCTUATION = ".!?;:,"
+SCOPE_PATH_KEY = "scope_path"
+SCOPE_PATH_DELIMITER = "\x1f"
+LEGACY_SCOPE_PREFIX = "tenant" + SCOPE_PATH_DELIMITER
+
+logger = logging.getLogger("memdedup.dedup")
+
+
+def normalise_label(label: Any) -> str:
+    """Whitespace-collapsed, lowercased, terminal-punctuation-stripped form."""
+    return " ".join(str(label or "").lower().split()).rstrip(TERMINAL_PUNCTUATION)
+
+
+def ratio(a: str, b: str, *, autojunk: bool = True) -> float:
+    return SequenceMatcher(None, a, b, autojunk=autojunk).ratio()
+
+
+def quick_ratio(a: str, b: str, *, autojunk: bool = True) -> float:
+    return SequenceMatcher(None, a, b, autojunk=autojunk).quick_ratio()
+
+
+def real_quick_ratio(a: str, b: str, *, autojunk: bool = True) -> float:
+    return SequenceMatcher(None, a, b, autojunk=autojunk).real_quick_ratio()
+
+
+def matching_blocks(a: str, b: str, *, autojunk: bool = True) -> list[tuple[int, int, int]]:
+    return [tuple(m) for m in SequenceMatcher(None, a, b, autojunk=autojunk).get_matching_blocks()]
+
+
+def labels_match(
+    stored: Any,
+    incoming: Any,
+    *,
+    threshold: float = DEDUP_SIMILARITY_THRESHOLD,
+    min_chars: int = DEDUP_SUBSUME_MIN_CHARS,
+) -> bool:
+    """Ratio (stored first) >= threshold, or the shorter normalised label (>= min_chars) is in the longer."""
+    a, b = normalise_label(stored), normalise_label(incoming)
+    if not a or not b:
+        return False
+    if SequenceMatcher(None, a, b).ratio() >= threshold:
+        return True
+    shorter, longer = (a, b) if len(a) <= len(b) else (b, a)
+    return len(shorter) >= min_chars and shorter in longer
+
+
+def match_reason(
+    stored: Any,
+    incoming: Any,
+    *,
+    threshold: float = DEDUP_SIMILARITY_THRESHOLD,
+    min_chars: int = DEDUP_SUBSUME_MIN_CHARS,
+) -> tuple[str, float] | None:
+    """Why two labels match: ``("ratio", score)`` or ``("containment", score)``; None when they do not.
+
+    The ratio rule is tried first, as in :func:`labels_match`; the score is always the exact ratio of the
+    normalised labels (stored first).
+    """
+    a, b = normalise_label(stored), normalise_label(incoming)
+    if not a or not b:
+        return None
+    score = SequenceMatcher(None, a, b).ratio()
+    if score >= threshold:
+        return "ratio", score
+    shorter, longer = (a, b) if len(a) <= len(b) else (b, a)
+    if len(shorter) >= min_chars and shorter in longer:
+        return "containment", score
+    return None
+
+
+def match_first(
+    incoming: Any,
+    candidates: Sequence[Any],
+    *,
+    threshold: float = DEDUP_SIMILARITY_THRESHOLD,
+    min_chars: int = DEDUP_SUBSUME_MIN_CHARS,
+) -> int | None:
+    """Index of the first candidate that ``labels_match(candidate, incoming)`` accepts."""
+    for index, candidate in enumerate(candidates):
+        if labels_match(candidate, incoming, threshold=threshold, min_chars=min_chars):
+            return index
+    return None
+
+
+def match_mask(
+    incoming: Any,
+    candidates: Sequence[Any],
+    *,
+    threshold: float = DEDUP_SIMILARITY_THRESHOLD,
+    min_chars: int = DEDUP_SUBSUME_MIN_CHARS,
+) -> list[bool]:
+    """``labels_match(candidate, incoming)`` for every candidate, in order."""
+    return [labels_match(c, incoming, threshold=threshold, min_chars=min_chars) for c in candidates]
+
+
+def legacy_scope_path(tenant_id: Any) -> str:
+    """The 1-level root path a pre-scope-path row reads as: ``"tenant\x1f" + tenant_id``.
+
+    The id must be a non-blank ``str`` without the path delimiter, as symfonic-core's ``ScopeLevel``
+    validates it; anything else raises, which the lookup swallows (and so stops), as the seed's does.
+    """
+    if isinstance(tenant_id, bytes | bytearray):
+        tenant_id = bytes(tenant_id).decode("utf-8")
+    if not isinstance(tenant_id, str):
+        raise TypeError(f"a legacy row's tenant_id must be str, not {type(tenant_id).__name__}")
+    if not tenant_id.strip():
+        raise ValueError("a legacy row's tenant_id must be a non-empty string")
+    if SCOPE_PATH_DELIMITER in tenant_id:
+        raise ValueError("a legacy row's tenant_id must not contain the scope path delimiter")
+    return f"{LEGACY_SCOPE_PREFIX}{tenant_id}"
+
+
+def stored_scope_path(properties: Any, tenant_id: Any) -> str:
+    """A stored row's owning scope path; legacy rows (no ``scope_path``) belong to the tenant root."""
+    raw = (properties or {}).get(SCOPE_PATH_KEY)
+    if isinstance(raw, str) and raw:
+        return raw
+    return legacy_scope_path(tenant_id)
+
+
+def write_scope_path(scope: Any) -> str:
+    return scope.scope_path
+
+
+async def find_canonical_node(
+    graph: Any,
+    scope: Any,
+    *,
+    layer: Any,
+    label: str,
+    threshold: float = DEDUP_SIMILARITY_THRESHOLD,
+    requested_id: str | None = None,
+) -> Any:
+    """The seed's write-time lookup, verbatim in behaviour: the oracle for ``memdedup.dedup``."""
+    label = (label or "").strip()
+    if not label or graph is None or not hasattr(graph, "query_nodes"):
+        return None
+    try:
+        candidates = list(await graph.query_nodes(scope, layer=layer, label_prefix=label[:DEDUP_PREFIX_LEN]))[
+            :DEDUP_QUERY_LIMIT
+        ]
+        if requested_id:
+            for node in candidates:
+                if str(getattr(node, "id", "")) == str(requested_id):
+                    return node
+        write_path = write_scope_path(scope)
+        for node in candidates:
+            node_label = getattr(node, "label", "") or ""
+            if not labels_match(node_label, label, threshold=threshold):
+                continue
+            stored = stored_scope_path(getattr(node, "properties", None), getattr(node, "tenant_id", ""))
+            if stored != write_path:
+                continue
+            return node
+    except Exception:
+        logger.debug("dedup: lookup failed, skipping dedup", exc_info=True)
+    return None
+
+
+def match_pairs(
+    stored: Sequence[Any],
+    incoming: Sequence[Any],
+    *,
+    threshold: float = DEDUP_SIMILARITY_THRESHOLD,
+    min_chars: int = DEDUP_SUBSUME_MIN_CHARS,
+) -> list[bool]:
+    stored, incoming = list(stored), list(incoming)
+    if len(stored) != len(incoming):
+        raise ValueError(f"stored has {len(stored)} labels but incoming has {len(incoming)}")
+    return [
+        labels_match(a, b, threshold=threshold, min_chars=min_chars)
+        for a, b in zip(stored, incoming, strict=True)
+    ]
+
+
+def replay(
+    labels: Sequence[Any],
+    partitions: Sequence[int],
+    *,
+    threshold: float = DEDUP_SIMILARITY_THRESHOLD,
+    min_chars: int = DEDUP_SUBSUME_MIN_CHARS,
+    prefix: str = "raw",
+    prefix_len: int = DEDUP_PREFIX_LEN,
+    query_limit: int = DEDUP_QUERY_LIMIT,
+) -> tuple[list[int], list[str], list[float]]:
+    """Sequential ``find_canonical_node`` per label against a store of canonicals, written plainly."""
+    if prefix not in {"raw", "normalised", "normalized"}:
+        raise ValueError(f"prefix must be 'raw' or 'normalised', not {prefix!r}")
+    stores: dict[int, list[int]] = {}
+    canonical, outcome, score = [], [], []
+    texts = [str(label or "") for label in labels]
+    for i, (text, part) in enumerate(zip(texts, partitions, strict=True)):
+        stripped = text.strip()
+        if not stripped:
+            canonical.append(i), outcome.append("empty"), score.append(float("nan"))
+            continue
+        key = stripped if prefix == "raw" else normalise_label(text)
+        store = stores.setdefault(part, [])
+
+        def key_of(j: int) -> str:
+            return texts[j].strip() if prefix == "raw" else normalise_label(texts[j])
+
+        candidates = [j for j in store if key_of(j).startswith(key[:prefix_len])][:query_limit]
+        hit = next(
+            (j for j in candidates if labels_match(texts[j], text, threshold=threshold, min_chars=min_chars)),
+            None,
+        )
+        if hit is None:
+            store.append(i)
+            canonical.append(i), outcome.append("new"), score.append(float("nan"))
+        else:
+            reason = match_reason(texts[hit], text, threshold=threshold, min_chars=min_chars)
+            assert reason is not None
+            canonical.append(hit), outcome.append(reason[0]), score.append(reason[1])
+    return canonical, outcome, score
+
+
+def join(
+    labels: Sequence[Any],
+    *,
+    threshold: float = DEDUP_SIMILARITY_THRESHOLD,
+    min_chars: int = DEDUP_SUBSUME_MIN_CHARS,
+) -> list[tuple[int, int]]:
+    """Every pair ``(i, j)``, ``i < j``, with ``labels_match(labels[i], labels[j])``: brute force."""
+    labels = list(labels)
+    return [
+        (i, j)
+        for i in range(len(labels))
+        for j in range(i + 1, len(labels))
+        if labels_match(labels[i], labels[j], threshold=threshold, min_chars=min_chars)
+    ]
+
+
+def clusters(n: int, pairs: Sequence[tuple[int, int]], *, mode: str = "canonical") -> tuple[list[int], list]:
+    earlier: list[list[int]] = [[] for _ in range(n)]
+    for i, j in pairs:
+        if 0 <= i < j < n:
+            earlier[j].append(i)
+    canonical = list(range(n))
+    via: list[int | None] = [None] * n
+    if mode == "canonical":
+        for j in range(n):
+            hit = next((i for i in sorted(earlier[j]) if canonical[i] == i), None)
+            if hit is not None:
+                canonical[j], via[j] = hit, hit
+    elif mode == "components":
+        parent = list(range(n))
+
+        def find(x: int) -> int:
+            while parent[x] != x:
+                x = parent[x]
+            return x
+
+        for i, j in pairs:
+            ri, rj = find(i), find(j)
+            if ri != rj:
+                parent[max(ri, rj)] = min(ri, rj)
+        for j in range(n):
+            canonical[j] = find(j)
+            via[j] = min(earlier[j]) if earlier[j] and canonical[j] != j else None
+    else:
+        raise ValueError(f"mode must be 'canonical' or 'components', not {mode!r}")
+    return canonical, via

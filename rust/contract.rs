@@ -1,0 +1,214 @@
+//! The match contract on normalised labels: the ratio (stored first) reaches the threshold, or the
+//! shorter label has at least `min_chars` elements and occurs in the longer.
+//!
+//! `labels_match` settles each pair by the cheapest rule that can settle it; every early exit is a
+//! bound on the same f64 expression the full computation would compare (`2.0 * M / (la + lb)`), and
+//! f64 division is monotone in `M`, so no exit can change an answer:
+//! 1. length bound (`real_quick_ratio`, `M <= min(la, lb)`): below the threshold only containment is left;
+//! 2. containment by substring search (memchr's memmem);
+//! 3. character-multiset bound (`quick_ratio`);
+//! 4. the exact matching blocks, stopped as soon as the threshold is decided.
+
+use crate::matcher::{ratio_of, BSide, Matcher};
+use crate::sym::Sym;
+
+pub const DEFAULT_THRESHOLD: f64 = 0.85;
+pub const DEFAULT_MIN_CHARS: usize = 16;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MatchParams {
+    pub threshold: f64,
+    pub min_chars: usize,
+}
+
+impl Default for MatchParams {
+    fn default() -> Self {
+        MatchParams {
+            threshold: DEFAULT_THRESHOLD,
+            min_chars: DEFAULT_MIN_CHARS,
+        }
+    }
+}
+
+/// Why two labels match. The ratio rule is tried first, as the contract states it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reason {
+    Ratio,
+    Containment,
+}
+
+impl Reason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::Ratio => "ratio",
+            Reason::Containment => "containment",
+        }
+    }
+}
+
+/// A decided pair: the reason it matches (None: no match) and the exact ratio when it was computed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Decision {
+    pub reason: Option<Reason>,
+    pub score: f64,
+}
+
+/// The containment rule: the shorter label (the stored one on equal lengths) has at least
+/// `min_chars` elements and occurs in the longer.
+#[inline]
+pub fn contained<T: Sym>(stored: &[T], incoming: &[T], min_chars: usize) -> bool {
+    let (shorter, longer) = if stored.len() <= incoming.len() {
+        (stored, incoming)
+    } else {
+        (incoming, stored)
+    };
+    shorter.len() >= min_chars && T::contains(longer, shorter)
+}
+
+/// `labels_match` on normalised labels: `stored` against `incoming`, prepared with autojunk on.
+pub fn labels_match<T: Sym>(
+    m: &mut Matcher,
+    stored: &[T],
+    incoming: &BSide<T>,
+    p: &MatchParams,
+) -> bool {
+    let (la, lb) = (stored.len(), incoming.len());
+    if la == 0 || lb == 0 {
+        return false;
+    }
+    let length = la + lb;
+    if !(ratio_of(la.min(lb), length) >= p.threshold) {
+        return contained(stored, incoming.seq(), p.min_chars);
+    }
+    if stored == incoming.seq() {
+        // Identical labels: difflib's matching blocks cover both completely (the longest match lies on
+        // the diagonal and extends over every element), so the ratio is exactly 1.0, which the length
+        // bound just compared with the threshold.
+        return true;
+    }
+    if contained(stored, incoming.seq(), p.min_chars) {
+        return true;
+    }
+    m.set_a(stored, incoming);
+    if !(ratio_of(m.quick_matches(incoming), length) >= p.threshold) {
+        return false;
+    }
+    m.ratio_at_least(incoming, p.threshold)
+}
+
+/// The contract's decision with the exact ratio always computed (for reports and tuning).
+pub fn decide<T: Sym>(
+    m: &mut Matcher,
+    stored: &[T],
+    incoming: &BSide<T>,
+    p: &MatchParams,
+) -> Decision {
+    let (la, lb) = (stored.len(), incoming.len());
+    if la == 0 || lb == 0 {
+        return Decision {
+            reason: None,
+            score: 0.0,
+        };
+    }
+    m.set_a(stored, incoming);
+    let score = ratio_of(m.matches(incoming), la + lb);
+    let reason = if score >= p.threshold {
+        Some(Reason::Ratio)
+    } else if contained(stored, incoming.seq(), p.min_chars) {
+        Some(Reason::Containment)
+    } else {
+        None
+    };
+    Decision { reason, score }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::matcher;
+
+    fn check(a: &str, b: &str, p: MatchParams) {
+        let (a, b) = (a.as_bytes(), b.as_bytes());
+        let side = BSide::new(b, true);
+        let mut m = Matcher::new();
+        let fast = labels_match(&mut m, a, &side, &p);
+        let full = decide(&mut m, a, &side, &p);
+        let expected = !a.is_empty()
+            && !b.is_empty()
+            && (matcher::ratio(a, b, true) >= p.threshold || contained(a, b, p.min_chars));
+        assert_eq!(
+            fast,
+            expected,
+            "{:?} {:?}",
+            std::str::from_utf8(a),
+            std::str::from_utf8(b)
+        );
+        assert_eq!(full.reason.is_some(), expected);
+    }
+
+    #[test]
+    fn rules() {
+        let p = MatchParams::default();
+        check(
+            "uses pytest and ruff",
+            "uses pytest and ruff for python projects with strict linting",
+            p,
+        );
+        check(
+            "uses pytest and ruff for python projects",
+            "uses pytest and ruff",
+            p,
+        );
+        check("prefers dark mode", "prefers dark mode", p);
+        check("", "x", p);
+        check("short", "shorter", p);
+        check(
+            "project alpha uses postgresql",
+            "project beta uses postgresql",
+            p,
+        );
+        for t in [0.0, 0.5, 0.85, 1.0, 1.01, f64::NAN] {
+            check(
+                "abc",
+                "abc",
+                MatchParams {
+                    threshold: t,
+                    min_chars: 16,
+                },
+            );
+            check(
+                "abcdefghijklmnopq",
+                "abcdefghijklmnopq",
+                MatchParams {
+                    threshold: t,
+                    min_chars: 16,
+                },
+            );
+        }
+    }
+
+    #[test]
+    fn exact_boundary() {
+        // M = 17 of 40 characters: 2.0 * 17 / 40 == 0.85 exactly in f64, so it matches at 0.85.
+        let a = "abcdefghijklmnopqXXX";
+        let b = "abcdefghijklmnopqYYY";
+        assert_eq!(matcher::ratio(a.as_bytes(), b.as_bytes(), true), 0.85);
+        let p = MatchParams {
+            threshold: 0.85,
+            min_chars: 100,
+        };
+        check(a, b, p);
+        let side = BSide::new(b.as_bytes(), true);
+        assert!(labels_match(&mut Matcher::new(), a.as_bytes(), &side, &p));
+        let above = MatchParams {
+            threshold: f64::from_bits(0.85f64.to_bits() + 1),
+            min_chars: 100,
+        };
+        assert!(!labels_match(
+            &mut Matcher::new(),
+            a.as_bytes(),
+            &side,
+            &above
+        ));
+    }
+}

@@ -1,0 +1,26 @@
+//! memdedup's core: Python-exact label normalisation and difflib-exact Ratcliff-Obershelp matching.
+//!
+//! Everything here is pure Rust (`cargo test` needs no Python); `python.rs`, behind the `python`
+//! feature, is the one bindings module. Strings are sequences of code points (`u32`), or of bytes
+//! (`u8`) when every code point is below 256, never UTF-8: difflib works on Python's code points.
+
+// `!(ratio >= threshold)` is deliberate throughout: it is the contract's comparison negated, so a NaN
+// threshold (which the contract never satisfies) takes the "cannot reach" exits, as it must.
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
+
+pub mod batch;
+pub mod contract;
+pub mod error;
+pub mod matcher;
+pub mod normalise;
+pub mod sym;
+pub mod text;
+
+#[cfg(feature = "python")]
+mod python;
+
+pub use contract::{Decision, MatchParams, Reason};
+pub use error::Error;
+pub use matcher::{BSide, Matcher};
+pub use sym::Sym;
+pub use text::{Query, Text};

@@ -1,0 +1,846 @@
+//! The Python bindings (the `python` feature): argument coercion, GIL handling, error conversion.
+//! All matching logic lives in the pure core; this module only moves data across the boundary.
+//!
+//! Performance notes: a call copies each `str` once into code points with `PyUnicode_AsUCS4` (in the
+//! stable ABI, unlike the compact-representation accessors), narrows to bytes when every code point is
+//! below 256, and reuses per-thread matcher buffers. The GIL is released only when the work is large
+//! enough (`DETACH_MIN_WORK` elements) to repay the release.
+
+use std::cell::RefCell;
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyFloat, PyInt, PyList, PyString, PyTuple};
+
+use crate::contract::{MatchParams, Reason};
+use crate::error::Error;
+use crate::matcher::{self, ratio_of, BSide, Matcher};
+use crate::text::{Query, Text};
+
+/// Below this many elements in a call, holding the GIL is cheaper than releasing it.
+const DETACH_MIN_WORK: usize = 4096;
+
+thread_local! {
+    static MATCHER: RefCell<Matcher> = RefCell::new(Matcher::new());
+}
+
+/// Run `f` with this thread's matcher (a fresh one if a re-entrant call already holds it).
+fn with_matcher<R>(f: impl FnOnce(&mut Matcher) -> R) -> R {
+    MATCHER.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut m) => f(&mut m),
+        Err(_) => f(&mut Matcher::new()),
+    })
+}
+
+/// The core's error as the package's Python exception (`memdedup.errors`).
+fn to_pyerr(py: Python<'_>, err: Error) -> PyErr {
+    let (class, msg) = match &err {
+        Error::InvalidInput(m) => ("InvalidInputError", m.clone()),
+        Error::WrongType(m) => ("InputTypeError", m.clone()),
+    };
+    let built = py
+        .import("memdedup.errors")
+        .and_then(|module| module.getattr(class))
+        .and_then(|cls| cls.call1((msg.clone(),)));
+    match built {
+        Ok(instance) => PyErr::from_value(instance),
+        Err(import_failure) => match err {
+            Error::WrongType(_) => PyTypeError::new_err(msg),
+            Error::InvalidInput(_) => import_failure,
+        },
+    }
+}
+
+/// The code points of a `str`, lone surrogates included.
+fn codepoints(s: &Bound<'_, PyString>) -> PyResult<Vec<u32>> {
+    // SAFETY: `s` is a live str; the buffer holds exactly `len` code points and AsUCS4 is told so.
+    unsafe {
+        let len = ffi::PyUnicode_GetLength(s.as_ptr());
+        if len < 0 {
+            return Err(PyErr::fetch(s.py()));
+        }
+        let mut buf: Vec<u32> = Vec::with_capacity(len as usize);
+        if len > 0 {
+            let done = ffi::PyUnicode_AsUCS4(s.as_ptr(), buf.as_mut_ptr(), len, 0);
+            if done.is_null() {
+                return Err(PyErr::fetch(s.py()));
+            }
+            buf.set_len(len as usize);
+        }
+        Ok(buf)
+    }
+}
+
+fn text_of(s: &Bound<'_, PyString>) -> PyResult<Text> {
+    Ok(Text::from_codepoints(&codepoints(s)?))
+}
+
+/// A `str` from code points, lone surrogates included (they have no UTF-8 form, so go through UTF-32).
+fn to_pystring<'py>(py: Python<'py>, text: &Text) -> PyResult<Bound<'py, PyString>> {
+    match text {
+        Text::Narrow(v) if v.is_ascii() => {
+            // SAFETY: ASCII bytes are valid UTF-8.
+            Ok(PyString::new(py, unsafe {
+                std::str::from_utf8_unchecked(v)
+            }))
+        }
+        _ => {
+            let cps = text.codepoints();
+            if let Some(s) = cps
+                .iter()
+                .map(|&c| char::from_u32(c))
+                .collect::<Option<String>>()
+            {
+                return Ok(PyString::new(py, &s));
+            }
+            // SAFETY: the pointer and byte length describe `cps`, alive for the call.
+            unsafe {
+                let obj = ffi::PyUnicode_DecodeUTF32(
+                    cps.as_ptr().cast(),
+                    (cps.len() * 4) as ffi::Py_ssize_t,
+                    c"surrogatepass".as_ptr(),
+                    &mut 0, // native byte order
+                );
+                Ok(Bound::from_owned_ptr_or_err(py, obj)?.cast_into::<PyString>()?)
+            }
+        }
+    }
+}
+
+/// `str(label or "")`, as the reference coerces labels.
+fn label_str<'py>(label: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyString>> {
+    if let Ok(s) = label.cast_exact::<PyString>() {
+        return Ok(s.clone());
+    }
+    if !label.is_truthy()? {
+        return Ok(PyString::new(label.py(), ""));
+    }
+    label.str()
+}
+
+/// The normalised label as the core stores it: ASCII in Rust, anything else lower-cased by Python's
+/// own `str.lower()` (exact for the running interpreter's Unicode database), then collapsed in Rust.
+fn normalised(label: &Bound<'_, PyAny>) -> PyResult<Text> {
+    normalise_str(&label_str(label)?)
+}
+
+fn exact_str<'a, 'py>(
+    obj: &'a Bound<'py, PyAny>,
+    what: &str,
+) -> PyResult<&'a Bound<'py, PyString>> {
+    obj.cast::<PyString>().map_err(|_| {
+        to_pyerr(
+            obj.py(),
+            Error::WrongType(format!(
+                "{what} must be str, not {}; memdedup.difflib.SequenceMatcher takes other sequences",
+                obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+            )),
+        )
+    })
+}
+
+/// A threshold as the contract compares it. A `float` (or `int`) is decided in Rust; any other number
+/// (`Fraction`, `Decimal`, ...) compares with a float exactly in Python, and not always as its f64
+/// rounding would, so those pairs get their exact ratio and Python's own `>=`.
+enum Threshold<'py> {
+    Float(f64),
+    Python(Bound<'py, PyAny>),
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Threshold<'py> {
+    type Error = PyErr;
+
+    fn extract(obj: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        Threshold::of(&obj.to_owned())
+    }
+}
+
+/// The contract's default threshold, as a signature default (an explicit `None` stays `None`).
+const DEFAULT: Threshold<'static> = Threshold::Float(crate::contract::DEFAULT_THRESHOLD);
+
+impl<'py> Threshold<'py> {
+    fn of(obj: &Bound<'py, PyAny>) -> PyResult<Self> {
+        if let Ok(f) = obj.cast::<PyFloat>() {
+            return Ok(Threshold::Float(f.value()));
+        }
+        if obj.cast::<PyInt>().is_ok() {
+            // A ratio lies in [0, 1]: every int below 0 or above 1 decides like -2 or 2.
+            return Ok(Threshold::Float(match obj.extract::<i64>() {
+                Ok(k) => k.clamp(-2, 2) as f64,
+                Err(_) => {
+                    if obj.gt(0)? {
+                        2.0
+                    } else {
+                        -2.0
+                    }
+                }
+            }));
+        }
+        Ok(Threshold::Python(obj.clone()))
+    }
+
+    /// `score >= threshold`, as Python evaluates it.
+    fn admits(&self, score: f64) -> PyResult<bool> {
+        match self {
+            Threshold::Float(t) => Ok(score >= *t),
+            Threshold::Python(t) => PyFloat::new(t.py(), score).ge(t),
+        }
+    }
+}
+
+fn min_chars_of(min_chars: i64) -> usize {
+    // A negative minimum admits every length, exactly as `len(shorter) >= min_chars` would.
+    min_chars.max(0) as usize
+}
+
+/// One stored label against a prepared incoming one: the reason it matches, with the exact ratio
+/// when it was computed (always, on the slow path a non-float threshold takes).
+fn decide_one(
+    m: &mut Matcher,
+    q: &mut Query,
+    stored: &Text,
+    threshold: &Threshold<'_>,
+    min_chars: usize,
+    want_score: bool,
+) -> PyResult<Option<(Reason, f64)>> {
+    match threshold {
+        Threshold::Float(t) if !want_score => {
+            let p = MatchParams {
+                threshold: *t,
+                min_chars,
+            };
+            Ok(q.matches(m, stored, &p)
+                .then_some((Reason::Ratio, f64::NAN)))
+        }
+        _ => {
+            if stored.is_empty() || q.text().is_empty() {
+                return Ok(None);
+            }
+            // `min_chars: usize::MAX` keeps `decide` from claiming containment: both rules are
+            // evaluated here, ratio first, as the reference evaluates them.
+            let p = MatchParams {
+                threshold: f64::INFINITY,
+                min_chars: usize::MAX,
+            };
+            let d = q.decide(m, stored, &p);
+            if threshold.admits(d.score)? {
+                Ok(Some((Reason::Ratio, d.score)))
+            } else if q.contains_shorter(stored, min_chars) {
+                Ok(Some((Reason::Containment, d.score)))
+            } else {
+                Ok(None)
+            }
+        }
+    }
+}
+
+/// Two texts on one element type, for the one-pair functions.
+enum Pair {
+    Narrow(Vec<u8>, Vec<u8>),
+    Wide(Vec<u32>, Vec<u32>),
+}
+
+fn pair(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<Pair> {
+    let a = text_of(exact_str(a, "a")?)?;
+    let b = text_of(exact_str(b, "b")?)?;
+    Ok(match (a, b) {
+        (Text::Narrow(a), Text::Narrow(b)) => Pair::Narrow(a, b),
+        (a, b) => Pair::Wide(a.codepoints(), b.codepoints()),
+    })
+}
+
+fn detach_if_large<T: Send>(py: Python<'_>, work: usize, f: impl FnOnce() -> T + Send) -> T {
+    if work >= DETACH_MIN_WORK {
+        py.detach(f)
+    } else {
+        f()
+    }
+}
+
+#[pyfunction]
+fn normalise_label<'py>(label: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyString>> {
+    to_pystring(label.py(), &normalised(label)?)
+}
+
+/// `difflib.SequenceMatcher(None, a, b, autojunk=autojunk).ratio()`, bit for bit.
+#[pyfunction]
+#[pyo3(signature = (a, b, *, autojunk = true))]
+fn ratio(
+    py: Python<'_>,
+    a: &Bound<'_, PyAny>,
+    b: &Bound<'_, PyAny>,
+    autojunk: bool,
+) -> PyResult<f64> {
+    let p = pair(a, b)?;
+    Ok(match p {
+        Pair::Narrow(a, b) => {
+            detach_if_large(py, a.len() + b.len(), || pair_ratio(&a, &b, autojunk))
+        }
+        Pair::Wide(a, b) => detach_if_large(py, a.len() + b.len(), || pair_ratio(&a, &b, autojunk)),
+    })
+}
+
+fn pair_ratio<T: crate::Sym>(a: &[T], b: &[T], autojunk: bool) -> f64 {
+    let side = BSide::new(b, autojunk);
+    with_matcher(|m| {
+        m.set_a(a, &side);
+        ratio_of(m.matches(&side), a.len() + b.len())
+    })
+}
+
+/// difflib's `quick_ratio()`: an upper bound of `ratio()` from the character multisets.
+#[pyfunction]
+#[pyo3(signature = (a, b, *, autojunk = true))]
+fn quick_ratio(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, autojunk: bool) -> PyResult<f64> {
+    let _ = autojunk; // quick_ratio counts every element of b, junk or popular
+    Ok(match pair(a, b)? {
+        Pair::Narrow(a, b) => matcher::quick_ratio(&a, &b),
+        Pair::Wide(a, b) => matcher::quick_ratio(&a, &b),
+    })
+}
+
+/// difflib's `real_quick_ratio()`: an upper bound of `ratio()` from the lengths alone.
+#[pyfunction]
+#[pyo3(signature = (a, b, *, autojunk = true))]
+fn real_quick_ratio(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, autojunk: bool) -> PyResult<f64> {
+    let _ = autojunk;
+    let la = exact_str(a, "a")?.len()?;
+    let lb = exact_str(b, "b")?.len()?;
+    Ok(matcher::real_quick_ratio(la, lb))
+}
+
+/// difflib's `get_matching_blocks()` as plain tuples, the `(len(a), len(b), 0)` sentinel last.
+#[pyfunction]
+#[pyo3(signature = (a, b, *, autojunk = true))]
+fn matching_blocks<'py>(
+    py: Python<'py>,
+    a: &Bound<'py, PyAny>,
+    b: &Bound<'py, PyAny>,
+    autojunk: bool,
+) -> PyResult<Bound<'py, PyList>> {
+    let (blocks, la, lb) = match pair(a, b)? {
+        Pair::Narrow(a, b) => (
+            detach_if_large(py, a.len() + b.len(), || {
+                matcher::matching_blocks(&a, &b, autojunk)
+            }),
+            a.len(),
+            b.len(),
+        ),
+        Pair::Wide(a, b) => (
+            detach_if_large(py, a.len() + b.len(), || {
+                matcher::matching_blocks(&a, &b, autojunk)
+            }),
+            a.len(),
+            b.len(),
+        ),
+    };
+    let list = PyList::empty(py);
+    for (i, j, k) in blocks.into_iter().chain(std::iter::once((la, lb, 0))) {
+        list.append(PyTuple::new(py, [i, j, k])?)?;
+    }
+    Ok(list)
+}
+
+/// The contract: ratio of the normalised labels (stored first) >= threshold, or containment.
+#[pyfunction]
+#[pyo3(signature = (stored, incoming, *, threshold = DEFAULT, min_chars = 16))]
+fn labels_match(
+    py: Python<'_>,
+    stored: &Bound<'_, PyAny>,
+    incoming: &Bound<'_, PyAny>,
+    threshold: Threshold<'_>,
+    min_chars: i64,
+) -> PyResult<bool> {
+    let a = normalised(stored)?;
+    let b = normalised(incoming)?;
+    let min_chars = min_chars_of(min_chars);
+    if let Threshold::Float(t) = threshold {
+        let p = MatchParams {
+            threshold: t,
+            min_chars,
+        };
+        return Ok(detach_if_large(py, a.len() + b.len(), || {
+            with_matcher(|m| Query::new(b).matches(m, &a, &p))
+        }));
+    }
+    with_matcher(|m| decide_one(m, &mut Query::new(b), &a, &threshold, min_chars, true))
+        .map(|d| d.is_some())
+}
+
+/// Why two labels match: `("ratio", score)`, `("containment", score)`, or None.
+#[pyfunction]
+#[pyo3(signature = (stored, incoming, *, threshold = DEFAULT, min_chars = 16))]
+fn match_reason(
+    stored: &Bound<'_, PyAny>,
+    incoming: &Bound<'_, PyAny>,
+    threshold: Threshold<'_>,
+    min_chars: i64,
+) -> PyResult<Option<(&'static str, f64)>> {
+    let a = normalised(stored)?;
+    let b = normalised(incoming)?;
+    let d = with_matcher(|m| {
+        decide_one(
+            m,
+            &mut Query::new(b),
+            &a,
+            &threshold,
+            min_chars_of(min_chars),
+            true,
+        )
+    })?;
+    Ok(d.map(|(r, score)| (r.as_str(), score)))
+}
+
+fn normalised_all(candidates: &Bound<'_, PyAny>) -> PyResult<Vec<Text>> {
+    candidates.try_iter()?.map(|c| normalised(&c?)).collect()
+}
+
+/// `labels_match(stored[k], incoming)` for each k until `stop` says so; float thresholds without
+/// the GIL when the work is large.
+fn scan_candidates(
+    py: Python<'_>,
+    incoming: &Bound<'_, PyAny>,
+    candidates: &Bound<'_, PyAny>,
+    threshold: Threshold<'_>,
+    min_chars: i64,
+    first_only: bool,
+) -> PyResult<Vec<bool>> {
+    let b = normalised(incoming)?;
+    let stored = normalised_all(candidates)?;
+    let min_chars = min_chars_of(min_chars);
+    let mut q = Query::new(b);
+    if let Threshold::Float(t) = threshold {
+        let p = MatchParams {
+            threshold: t,
+            min_chars,
+        };
+        let work = stored.iter().map(Text::len).sum::<usize>() + q.text().len() * stored.len();
+        return Ok(detach_if_large(py, work, || {
+            with_matcher(|m| {
+                let mut out = Vec::with_capacity(stored.len());
+                for a in &stored {
+                    let hit = q.matches(m, a, &p);
+                    out.push(hit);
+                    if hit && first_only {
+                        break;
+                    }
+                }
+                out
+            })
+        }));
+    }
+    with_matcher(|m| {
+        let mut out = Vec::with_capacity(stored.len());
+        for a in &stored {
+            let hit = decide_one(m, &mut q, a, &threshold, min_chars, true)?.is_some();
+            out.push(hit);
+            if hit && first_only {
+                break;
+            }
+        }
+        Ok(out)
+    })
+}
+
+/// `[labels_match(c, incoming) for c in candidates]`, the incoming label prepared once.
+#[pyfunction]
+#[pyo3(signature = (incoming, candidates, *, threshold = DEFAULT, min_chars = 16))]
+fn match_mask(
+    py: Python<'_>,
+    incoming: &Bound<'_, PyAny>,
+    candidates: &Bound<'_, PyAny>,
+    threshold: Threshold<'_>,
+    min_chars: i64,
+) -> PyResult<Vec<bool>> {
+    scan_candidates(py, incoming, candidates, threshold, min_chars, false)
+}
+
+/// The index of the first candidate that `labels_match(candidate, incoming)` accepts.
+#[pyfunction]
+#[pyo3(signature = (incoming, candidates, *, threshold = DEFAULT, min_chars = 16))]
+fn match_first(
+    py: Python<'_>,
+    incoming: &Bound<'_, PyAny>,
+    candidates: &Bound<'_, PyAny>,
+    threshold: Threshold<'_>,
+    min_chars: i64,
+) -> PyResult<Option<usize>> {
+    let hits = scan_candidates(py, incoming, candidates, threshold, min_chars, true)?;
+    Ok(hits
+        .last()
+        .copied()
+        .unwrap_or(false)
+        .then(|| hits.len() - 1))
+}
+
+/// A sequence as element codes: a `str`'s code points, or a sequence of ints (ids the caller assigned).
+fn element_codes(seq: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
+    if let Ok(s) = seq.cast::<PyString>() {
+        return codepoints(s);
+    }
+    seq.extract::<Vec<u32>>().map_err(|_| {
+        to_pyerr(
+            seq.py(),
+            Error::WrongType("a sequence must be a str or a sequence of ints below 2**32".into()),
+        )
+    })
+}
+
+/// difflib's index of the second sequence (`b2j`, `bjunk`, `bpopular`), built once per `b` and shared
+/// by every first sequence matched against it: the core of `memdedup.difflib.SequenceMatcher`.
+#[pyclass(frozen, module = "memdedup._core")]
+struct SequenceIndex {
+    side: BSide<u32>,
+}
+
+#[pymethods]
+impl SequenceIndex {
+    #[new]
+    #[pyo3(signature = (b, *, autojunk = true, junk = None))]
+    fn new(
+        py: Python<'_>,
+        b: &Bound<'_, PyAny>,
+        autojunk: bool,
+        junk: Option<Vec<u32>>,
+    ) -> PyResult<Self> {
+        let codes = element_codes(b)?;
+        let junk: std::collections::HashSet<u32> = junk.unwrap_or_default().into_iter().collect();
+        let side = detach_if_large(py, codes.len(), move || {
+            let mut side = BSide::default();
+            if junk.is_empty() {
+                side.rebuild(&codes, autojunk, None);
+            } else {
+                side.rebuild(&codes, autojunk, Some(&mut |c: u32| junk.contains(&c)));
+            }
+            side
+        });
+        Ok(SequenceIndex { side })
+    }
+
+    fn __len__(&self) -> usize {
+        self.side.len()
+    }
+
+    /// difflib's `find_longest_match(alo, ahi, blo, bhi)` of `a` against this `b`.
+    fn find_longest_match(
+        &self,
+        py: Python<'_>,
+        a: &Bound<'_, PyAny>,
+        alo: usize,
+        ahi: usize,
+        blo: usize,
+        bhi: usize,
+    ) -> PyResult<(usize, usize, usize)> {
+        let a = element_codes(a)?;
+        if alo > ahi || ahi > a.len() || blo > bhi || bhi > self.side.len() {
+            return Err(to_pyerr(
+                py,
+                Error::InvalidInput(format!(
+                    "bounds ({alo}, {ahi}, {blo}, {bhi}) are outside sequences of length {} and {}",
+                    a.len(),
+                    self.side.len()
+                )),
+            ));
+        }
+        Ok(with_matcher(|m| {
+            m.set_a(&a, &self.side);
+            m.find_longest_match(&self.side, alo, ahi, blo, bhi)
+        }))
+    }
+
+    /// difflib's `get_matching_blocks()` without the `(len(a), len(b), 0)` sentinel.
+    fn matching_blocks(
+        &self,
+        py: Python<'_>,
+        a: &Bound<'_, PyAny>,
+    ) -> PyResult<Vec<(usize, usize, usize)>> {
+        let a = element_codes(a)?;
+        let side = &self.side;
+        Ok(detach_if_large(py, a.len() + side.len(), || {
+            with_matcher(|m| {
+                m.set_a(&a, side);
+                m.matching_blocks(side)
+            })
+        }))
+    }
+
+    /// `M`, the total size of the matching blocks.
+    fn matches(&self, py: Python<'_>, a: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let a = element_codes(a)?;
+        let side = &self.side;
+        Ok(detach_if_large(py, a.len() + side.len(), || {
+            with_matcher(|m| {
+                m.set_a(&a, side);
+                m.matches(side)
+            })
+        }))
+    }
+
+    /// The multiset intersection size behind `quick_ratio()`.
+    fn quick_matches(&self, a: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let a = element_codes(a)?;
+        Ok(with_matcher(|m| {
+            m.set_a(&a, &self.side);
+            m.quick_matches(&self.side)
+        }))
+    }
+
+    /// The junk elements (`bjunk`), in first-occurrence order.
+    fn junk(&self) -> Vec<u32> {
+        self.side.junk_elements()
+    }
+
+    /// The popular elements (`bpopular`), in first-occurrence order.
+    fn popular(&self) -> Vec<u32> {
+        self.side.popular_elements()
+    }
+
+    /// `b2j` as `(element, positions)` pairs in first-occurrence order.
+    fn b2j(&self) -> Vec<(u32, Vec<u32>)> {
+        self.side
+            .b2j()
+            .into_iter()
+            .map(|(e, p)| (e, p.to_vec()))
+            .collect()
+    }
+}
+
+fn labels_of<'py>(seq: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyString>>> {
+    seq.try_iter()?.map(|item| label_str(&item?)).collect()
+}
+
+fn normalise_str(s: &Bound<'_, PyString>) -> PyResult<Text> {
+    let text = text_of(s)?;
+    if let Some(done) = text.normalise_ascii() {
+        return Ok(done);
+    }
+    Ok(text_of(&s.call_method0("lower")?.cast_into::<PyString>()?)?.collapse_lowered())
+}
+
+fn float_threshold(threshold: &Threshold<'_>, what: &str) -> PyResult<f64> {
+    match threshold {
+        Threshold::Float(t) => Ok(*t),
+        Threshold::Python(t) => t.extract::<f64>().map_err(|_| {
+            to_pyerr(
+                t.py(),
+                Error::WrongType(format!("{what} must be a real number")),
+            )
+        }),
+    }
+}
+
+/// `labels_match(stored[k], incoming[k])` for every k, decided in parallel without the GIL.
+#[pyfunction]
+#[pyo3(signature = (stored, incoming, *, threshold = DEFAULT, min_chars = 16))]
+fn match_pairs(
+    py: Python<'_>,
+    stored: &Bound<'_, PyAny>,
+    incoming: &Bound<'_, PyAny>,
+    threshold: Threshold<'_>,
+    min_chars: i64,
+) -> PyResult<Vec<bool>> {
+    let a: Vec<Text> = labels_of(stored)?
+        .iter()
+        .map(normalise_str)
+        .collect::<PyResult<_>>()?;
+    let b: Vec<Text> = labels_of(incoming)?
+        .iter()
+        .map(normalise_str)
+        .collect::<PyResult<_>>()?;
+    if a.len() != b.len() {
+        return Err(to_pyerr(
+            py,
+            Error::InvalidInput(format!(
+                "stored has {} labels but incoming has {}",
+                a.len(),
+                b.len()
+            )),
+        ));
+    }
+    let p = MatchParams {
+        threshold: float_threshold(&threshold, "threshold")?,
+        min_chars: min_chars_of(min_chars),
+    };
+    Ok(py.detach(|| crate::batch::match_pairs(&a, &b, &p)))
+}
+
+/// The exact ratio matrix `ratio(queries[i], choices[j])` as native-endian f64 bytes, row-major;
+/// entries under `cutoff` are 0.0.
+#[pyfunction]
+#[pyo3(signature = (queries, choices, *, autojunk = true, cutoff = 0.0, normalise = false))]
+fn cdist<'py>(
+    py: Python<'py>,
+    queries: &Bound<'py, PyAny>,
+    choices: &Bound<'py, PyAny>,
+    autojunk: bool,
+    cutoff: f64,
+    normalise: bool,
+) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+    let prepare = |seq: &Bound<'py, PyAny>| -> PyResult<Vec<Text>> {
+        seq.try_iter()?
+            .map(|item| {
+                let item = item?;
+                if normalise {
+                    normalised(&item)
+                } else {
+                    text_of(exact_str(&item, "each query and choice")?)
+                }
+            })
+            .collect()
+    };
+    let (q, c) = (prepare(queries)?, prepare(choices)?);
+    let matrix = py.detach(|| crate::batch::cdist(&q, &c, autojunk, cutoff));
+    let bytes: Vec<u8> = matrix.iter().flat_map(|v| v.to_ne_bytes()).collect();
+    Ok(pyo3::types::PyBytes::new(py, &bytes))
+}
+
+/// Replay of a store's writes (see `memdedup.batch.replay`): canonical index, outcome, score per label.
+#[pyfunction]
+#[pyo3(signature = (labels, partitions, *, threshold = DEFAULT, min_chars = 16, prefix = "raw", prefix_len = 20, query_limit = 20))]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+fn replay(
+    py: Python<'_>,
+    labels: &Bound<'_, PyAny>,
+    partitions: Vec<u32>,
+    threshold: Threshold<'_>,
+    min_chars: i64,
+    prefix: &str,
+    prefix_len: usize,
+    query_limit: usize,
+) -> PyResult<(Vec<u32>, Vec<&'static str>, Vec<f64>)> {
+    let prefix_mode = match prefix {
+        "raw" => crate::batch::PrefixMode::Raw,
+        "normalised" | "normalized" => crate::batch::PrefixMode::Normalised,
+        other => {
+            return Err(to_pyerr(
+                py,
+                Error::InvalidInput(format!(
+                    "prefix must be 'raw' or 'normalised', not {other:?}"
+                )),
+            ))
+        }
+    };
+    let strs = labels_of(labels)?;
+    if strs.len() != partitions.len() {
+        return Err(to_pyerr(
+            py,
+            Error::InvalidInput(format!(
+                "{} labels but {} partition ids",
+                strs.len(),
+                partitions.len()
+            )),
+        ));
+    }
+    let mut stripped = Vec::with_capacity(strs.len());
+    let mut norm = Vec::with_capacity(strs.len());
+    for s in &strs {
+        stripped.push(text_of(s)?.strip_py());
+        norm.push(normalise_str(s)?);
+    }
+    let rp = crate::batch::ReplayParams {
+        matching: MatchParams {
+            threshold: float_threshold(&threshold, "threshold")?,
+            min_chars: min_chars_of(min_chars),
+        },
+        prefix_mode,
+        prefix_len,
+        query_limit,
+    };
+    let r = py.detach(|| crate::batch::replay(&stripped, &norm, &partitions, &rp));
+    let outcomes = r
+        .outcome
+        .iter()
+        .map(|o| match o {
+            Some(crate::batch::Outcome::Collapsed(reason)) => reason.as_str(),
+            Some(crate::batch::Outcome::Empty) => "empty",
+            _ => "new",
+        })
+        .collect();
+    Ok((r.canonical, outcomes, r.score))
+}
+
+/// Cluster assignment from matching pairs: canonical index and the partner that justified each collapse.
+#[pyfunction]
+#[pyo3(signature = (n, pairs, *, mode = "canonical"))]
+fn clusters(
+    py: Python<'_>,
+    n: usize,
+    pairs: Vec<(u32, u32)>,
+    mode: &str,
+) -> PyResult<(Vec<u32>, Vec<Option<u32>>)> {
+    let mode = match mode {
+        "canonical" => crate::batch::ClusterMode::Canonical,
+        "components" => crate::batch::ClusterMode::Components,
+        other => {
+            return Err(to_pyerr(
+                py,
+                Error::InvalidInput(format!(
+                    "mode must be 'canonical' or 'components', not {other:?}"
+                )),
+            ))
+        }
+    };
+    Ok(py.detach(|| crate::batch::clusters(n, &pairs, mode)))
+}
+
+/// Decide many `(stored, incoming)` index pairs of one label list: reason and exact score each.
+#[pyfunction]
+#[pyo3(signature = (labels, pairs, *, threshold = DEFAULT, min_chars = 16))]
+fn pair_reasons(
+    py: Python<'_>,
+    labels: &Bound<'_, PyAny>,
+    pairs: Vec<(u32, u32)>,
+    threshold: Threshold<'_>,
+    min_chars: i64,
+) -> PyResult<(Vec<Option<&'static str>>, Vec<f64>)> {
+    let norm: Vec<Text> = labels_of(labels)?
+        .iter()
+        .map(normalise_str)
+        .collect::<PyResult<_>>()?;
+    if let Some(&(i, j)) = pairs
+        .iter()
+        .find(|&&(i, j)| i as usize >= norm.len() || j as usize >= norm.len())
+    {
+        return Err(to_pyerr(
+            py,
+            Error::InvalidInput(format!("pair ({i}, {j}) is out of range")),
+        ));
+    }
+    let p = MatchParams {
+        threshold: float_threshold(&threshold, "threshold")?,
+        min_chars: min_chars_of(min_chars),
+    };
+    let decided: Vec<(Option<&'static str>, f64)> = py.detach(|| {
+        use rayon::prelude::*;
+        pairs
+            .par_iter()
+            .map_init(Matcher::new, |m, &(i, j)| {
+                let d = Query::new(norm[j as usize].clone()).decide(m, &norm[i as usize], &p);
+                (d.reason.map(|r| r.as_str()), d.score)
+            })
+            .collect()
+    });
+    Ok(decided.into_iter().unzip())
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(normalise_label, m)?)?;
+    m.add_function(wrap_pyfunction!(ratio, m)?)?;
+    m.add_function(wrap_pyfunction!(quick_ratio, m)?)?;
+    m.add_function(wrap_pyfunction!(real_quick_ratio, m)?)?;
+    m.add_function(wrap_pyfunction!(matching_blocks, m)?)?;
+    m.add_function(wrap_pyfunction!(labels_match, m)?)?;
+    m.add_function(wrap_pyfunction!(match_reason, m)?)?;
+    m.add_function(wrap_pyfunction!(match_mask, m)?)?;
+    m.add_function(wrap_pyfunction!(match_first, m)?)?;
+    m.add_function(wrap_pyfunction!(match_pairs, m)?)?;
+    m.add_function(wrap_pyfunction!(cdist, m)?)?;
+    m.add_function(wrap_pyfunction!(replay, m)?)?;
+    m.add_function(wrap_pyfunction!(clusters, m)?)?;
+    m.add_function(wrap_pyfunction!(pair_reasons, m)?)?;
+    m.add_class::<SequenceIndex>()?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

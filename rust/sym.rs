@@ -1,0 +1,81 @@
+//! The element types the matcher runs on: bytes for strings whose code points are all below 256
+//! (most labels), `u32` code points (or dense ids of hashable elements) otherwise.
+
+use std::hash::Hash;
+
+pub trait Sym: Copy + Eq + Hash + Ord + Send + Sync + 'static {
+    /// When non-zero, every element's code is below this and serves directly as its dense id
+    /// (no interning): bytes index tables of 256.
+    const DIRECT_ALPHABET: usize;
+
+    /// The element as a code point (or id); equal elements have equal codes.
+    fn code(self) -> u32;
+
+    /// Whether `needle` occurs in `haystack` as a contiguous run.
+    fn contains(haystack: &[Self], needle: &[Self]) -> bool;
+}
+
+impl Sym for u8 {
+    const DIRECT_ALPHABET: usize = 256;
+
+    #[inline]
+    fn code(self) -> u32 {
+        self as u32
+    }
+
+    fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+        memchr::memmem::find(haystack, needle).is_some()
+    }
+}
+
+impl Sym for u32 {
+    const DIRECT_ALPHABET: usize = 0;
+
+    #[inline]
+    fn code(self) -> u32 {
+        self
+    }
+
+    fn contains(haystack: &[u32], needle: &[u32]) -> bool {
+        if needle.is_empty() {
+            return true;
+        }
+        if needle.len() > haystack.len() {
+            return false;
+        }
+        // memmem over the native-endian bytes; a hit counts only when it is aligned to a whole
+        // code point (a misaligned byte match straddles two code points and is not a match).
+        let hay = as_bytes(haystack);
+        let pat = as_bytes(needle);
+        memchr::memmem::find_iter(hay, pat).any(|offset| offset % 4 == 0)
+    }
+}
+
+fn as_bytes(s: &[u32]) -> &[u8] {
+    // SAFETY: u32 has no padding and any byte pattern is a valid u8; the length is in bytes.
+    unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<u8>(), std::mem::size_of_val(s)) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wide_contains_ignores_misaligned_byte_hits() {
+        // 0x0000_0100 followed by 0x0000_0001 contains the bytes of 0x0001_0000 at offset 2.
+        let hay = [0x100u32, 0x1];
+        assert!(!u32::contains(&hay, &[0x1_0000]));
+        assert!(u32::contains(&hay, &[0x1]));
+        assert!(u32::contains(&hay, &[0x100, 0x1]));
+        assert!(!u32::contains(&hay, &[0x1, 0x100]));
+    }
+
+    #[test]
+    fn narrow_contains() {
+        assert!(u8::contains(
+            b"uses pytest and ruff for python",
+            b"pytest and ruff"
+        ));
+        assert!(!u8::contains(b"abc", b"abcd"));
+    }
+}

@@ -1,0 +1,208 @@
+//! A label as the matcher stores it: bytes when every code point is below 256, else code points.
+
+use crate::contract::{self, Decision, MatchParams};
+use crate::matcher::{BSide, Matcher};
+use crate::normalise;
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Text {
+    Narrow(Vec<u8>),
+    Wide(Vec<u32>),
+}
+
+impl Default for Text {
+    fn default() -> Self {
+        Text::Narrow(Vec::new())
+    }
+}
+
+impl Text {
+    /// Narrows when every code point is below 256 (Latin-1 maps onto bytes one to one).
+    pub fn from_codepoints(cps: &[u32]) -> Text {
+        if cps.iter().all(|&c| c < 256) {
+            Text::Narrow(cps.iter().map(|&c| c as u8).collect())
+        } else {
+            Text::Wide(cps.to_vec())
+        }
+    }
+
+    pub fn from_text(s: &str) -> Text {
+        let cps: Vec<u32> = s.chars().map(|c| c as u32).collect();
+        Text::from_codepoints(&cps)
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            Text::Narrow(v) => v.len(),
+            Text::Wide(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn is_ascii(&self) -> bool {
+        match self {
+            Text::Narrow(v) => v.is_ascii(),
+            Text::Wide(_) => false,
+        }
+    }
+
+    pub fn codepoints(&self) -> Vec<u32> {
+        match self {
+            Text::Narrow(v) => v.iter().map(|&c| c as u32).collect(),
+            Text::Wide(v) => v.clone(),
+        }
+    }
+
+    /// The first `n` code points (narrowed when they allow it, so equal prefixes are equal values).
+    pub fn prefix(&self, n: usize) -> Text {
+        match self {
+            Text::Narrow(v) => Text::Narrow(v[..n.min(v.len())].to_vec()),
+            Text::Wide(v) => Text::from_codepoints(&v[..n.min(v.len())]),
+        }
+    }
+
+    /// Python's `str.strip()`: leading and trailing Python whitespace removed.
+    pub fn strip_py(&self) -> Text {
+        fn bounds(cps: impl DoubleEndedIterator<Item = u32> + Clone, len: usize) -> (usize, usize) {
+            let start = cps
+                .clone()
+                .take_while(|&c| normalise::is_py_whitespace(c))
+                .count();
+            let end = len
+                - cps
+                    .rev()
+                    .take_while(|&c| normalise::is_py_whitespace(c))
+                    .count();
+            (start, end.max(start))
+        }
+        match self {
+            Text::Narrow(v) => {
+                let (s, e) = bounds(v.iter().map(|&c| c as u32), v.len());
+                Text::Narrow(v[s..e].to_vec())
+            }
+            Text::Wide(v) => {
+                let (s, e) = bounds(v.iter().copied(), v.len());
+                Text::from_codepoints(&v[s..e])
+            }
+        }
+    }
+
+    /// Python's normalisation when the text is ASCII (None otherwise: its lower-casing needs Python).
+    pub fn normalise_ascii(&self) -> Option<Text> {
+        match self {
+            Text::Narrow(v) => {
+                let mut out = Vec::with_capacity(v.len());
+                normalise::normalise_ascii(v, &mut out).then_some(Text::Narrow(out))
+            }
+            Text::Wide(_) => None,
+        }
+    }
+
+    /// Split/join/strip of a text Python has already lower-cased.
+    pub fn collapse_lowered(&self) -> Text {
+        match self {
+            Text::Narrow(v) => {
+                let mut out = Vec::with_capacity(v.len());
+                normalise::collapse_lowered(v, &mut out);
+                Text::Narrow(out)
+            }
+            Text::Wide(v) => {
+                let mut out = Vec::with_capacity(v.len());
+                normalise::collapse_lowered(v, &mut out);
+                Text::from_codepoints(&out)
+            }
+        }
+    }
+}
+
+/// An incoming label prepared once (difflib's `b` side) and matched against many stored labels.
+#[derive(Default)]
+pub struct Query {
+    text: Text,
+    narrow: Option<BSide<u8>>,
+    wide: Option<BSide<u32>>,
+}
+
+impl Query {
+    pub fn new(text: Text) -> Query {
+        Query {
+            text,
+            narrow: None,
+            wide: None,
+        }
+    }
+
+    pub fn text(&self) -> &Text {
+        &self.text
+    }
+
+    fn narrow_side(&mut self) -> Option<&BSide<u8>> {
+        if let Text::Narrow(v) = &self.text {
+            Some(self.narrow.get_or_insert_with(|| BSide::new(v, true)))
+        } else {
+            None
+        }
+    }
+
+    fn wide_side(&mut self) -> &BSide<u32> {
+        let text = &self.text;
+        self.wide
+            .get_or_insert_with(|| BSide::new(&text.codepoints(), true))
+    }
+
+    /// `labels_match(stored, incoming)` on normalised labels.
+    pub fn matches(&mut self, m: &mut Matcher, stored: &Text, p: &MatchParams) -> bool {
+        match stored {
+            Text::Narrow(a) => match self.narrow_side() {
+                Some(side) => contract::labels_match(m, a, side, p),
+                None => {
+                    let wide: Vec<u32> = a.iter().map(|&c| c as u32).collect();
+                    contract::labels_match(m, &wide, self.wide_side(), p)
+                }
+            },
+            Text::Wide(a) => contract::labels_match(m, a, self.wide_side(), p),
+        }
+    }
+
+    /// The containment rule between `stored` and this label.
+    pub fn contains_shorter(&self, stored: &Text, min_chars: usize) -> bool {
+        match (stored, &self.text) {
+            (Text::Narrow(a), Text::Narrow(b)) => contract::contained(a, b, min_chars),
+            _ => contract::contained(&stored.codepoints(), &self.text.codepoints(), min_chars),
+        }
+    }
+
+    /// The decision with its reason and exact ratio.
+    pub fn decide(&mut self, m: &mut Matcher, stored: &Text, p: &MatchParams) -> Decision {
+        match stored {
+            Text::Narrow(a) => match self.narrow_side() {
+                Some(side) => contract::decide(m, a, side, p),
+                None => {
+                    let wide: Vec<u32> = a.iter().map(|&c| c as u32).collect();
+                    contract::decide(m, &wide, self.wide_side(), p)
+                }
+            },
+            Text::Wide(a) => contract::decide(m, a, self.wide_side(), p),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mixed_widths_agree() {
+        let p = MatchParams::default();
+        let mut m = Matcher::new();
+        let stored = Text::from_text("prefers the café near the office");
+        let mut q = Query::new(Text::from_text("prefers the café near the office ☕"));
+        assert!(matches!(stored, Text::Narrow(_)));
+        assert!(q.matches(&mut m, &stored, &p));
+        let d = q.decide(&mut m, &stored, &p);
+        assert_eq!(d.reason, Some(crate::Reason::Ratio));
+    }
+}
