@@ -1,0 +1,240 @@
+"""Batch APIs against the pair-by-pair contract: replay, join, clusters, pairs, one-vs-many, cdist."""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from memdedup import _reference, batch
+from memdedup.dedup import find_canonical_node
+from memdedup.errors import InvalidInputError
+from memdedup.scope import Scope
+from memdedup.store import SQLiteGraphStore
+
+BASE = [
+    "Uses pytest and ruff",
+    "Uses pytest and ruff for Python projects",
+    "uses pytest and ruff.",
+    "Prefers dark mode in every editor",
+    "Prefers dark mode in every editor and terminal",
+    "Project Alpha uses PostgreSQL 15",
+    "Project Beta uses PostgreSQL 15",
+    "Lives in Zürich, works in Genève",
+    "Ναυτικός στην Πάτρα — ΟΔΟΣ",
+    "ab",
+    "",
+    "   ",
+]
+
+
+def mutate(rnd: random.Random, s: str) -> str:
+    chars = list(s)
+    for _ in range(rnd.randint(0, 4)):
+        op, pos = rnd.randint(0, 3), rnd.randint(0, len(chars))
+        if op == 0:
+            chars.insert(pos, rnd.choice("abc XYZé.!"))
+        elif chars and pos < len(chars):
+            if op == 1:
+                del chars[pos]
+            elif op == 2:
+                chars[pos] = rnd.choice("abc XYZé.!")
+            else:
+                chars[pos] = chars[pos].upper()
+    out = "".join(chars)
+    return out if rnd.random() < 0.8 else out + " with extra detail about the same fact"
+
+
+def corpus(seed: int, n: int) -> list[str]:
+    rnd = random.Random(seed)
+    labels = []
+    for _ in range(n):
+        base = rnd.choice(BASE + labels[-5:]) if labels else rnd.choice(BASE)
+        labels.append(mutate(rnd, base) if rnd.random() < 0.7 else base)
+    return labels
+
+
+labels_strategy = st.lists(
+    st.one_of(st.sampled_from(BASE), st.text(alphabet="ab .Xé", max_size=30)), min_size=0, max_size=40
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    labels=labels_strategy, threshold=st.sampled_from([0.0, 0.5, 0.85, 1.0]), prefix_len=st.integers(0, 25)
+)
+def test_replay_equals_reference(labels: list[str], threshold: float, prefix_len: int) -> None:
+    scopes = [len(label) % 2 for label in labels]
+    for prefix in ("raw", "normalised"):
+        got = batch.replay(labels, scopes=scopes, threshold=threshold, prefix=prefix, prefix_len=prefix_len)
+        want = _reference.replay(labels, scopes, threshold=threshold, prefix=prefix, prefix_len=prefix_len)
+        assert got.canonical.tolist() == want[0]
+        assert got.reason == want[1]
+        np.testing.assert_array_equal(got.score, np.asarray(want[2]))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_replay_equals_sequential_find_canonical_node_on_a_real_store(tmp_path, seed: int) -> None:
+    """The seed's lookup, called once per label against a real SQLite store that gets each new
+    canonical appended, decides exactly what replay decides."""
+    labels = corpus(seed, 120)
+    scope = Scope.root("tenant", "acme").child("user", "dana")
+
+    async def sequential() -> list[int]:
+        out: list[int] = []
+        with SQLiteGraphStore(tmp_path / f"replay{seed}.sqlite") as store:
+            for i, label in enumerate(labels):
+                node = await find_canonical_node(store, scope, layer="semantic", label=label)
+                if node is not None:
+                    out.append(int(node.id))
+                    continue
+                if label.strip():
+                    store.upsert_node(scope, node_id=str(i), layer="semantic", label=label.strip())
+                out.append(i)
+        return out
+
+    assert batch.replay(labels).canonical.tolist() == asyncio.run(sequential())
+
+
+def test_replay_partitions_never_collapse_across_scopes_or_layers() -> None:
+    labels = ["Prefers dark mode in every editor"] * 4
+    res = batch.replay(labels, scopes=["a", "b", "a", "b"], layers=["x", "x", "x", "y"])
+    assert res.canonical.tolist() == [0, 1, 0, 3]
+    assert res.reason == ["new", "new", "ratio", "new"]
+
+
+def test_replay_query_limit_caps_candidates() -> None:
+    # 25 distinct canonicals share a prefix; the 26th restates the 25th, which is past the limit.
+    rnd = random.Random(1)
+    tails = ["".join(rnd.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(40)) for _ in range(25)]
+    labels = [f"Shared opening words {tail}" for tail in tails]
+    assert batch.replay(labels).canonical.tolist() == list(range(25))
+    labels.append(labels[-1] + " again")
+    assert batch.replay(labels).canonical[-1] == 25
+    assert batch.replay(labels, query_limit=30).canonical[-1] == 24
+
+
+def test_replay_errors() -> None:
+    with pytest.raises(InvalidInputError):
+        batch.replay(["a"], scopes=["x", "y"])
+    with pytest.raises(ValueError):
+        batch.replay(["a"], prefix="upper")
+    with pytest.raises(InvalidInputError):
+        batch.replay(["a"], threshold=float("nan"))
+    with pytest.raises(TypeError):
+        batch.replay(["a"], threshold="0.8")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    labels=labels_strategy,
+    threshold=st.sampled_from([0.0, 0.6, 0.85, 1.0]),
+    min_chars=st.sampled_from([0, 3, 16]),
+)
+def test_join_equals_brute_force(labels: list[str], threshold: float, min_chars: int) -> None:
+    got = batch.join(labels, threshold=threshold, min_chars=min_chars)
+    want = _reference.join(labels, threshold=threshold, min_chars=min_chars)
+    assert [tuple(p) for p in got.tolist()] == want
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_join_and_clusters_on_near_duplicates(seed: int) -> None:
+    labels = corpus(100 + seed, 300)
+    pairs = batch.join(labels)
+    assert [tuple(p) for p in pairs.tolist()] == _reference.join(labels)
+    for mode in ("canonical", "components"):
+        got = batch.clusters(labels, pairs, mode=mode)
+        want_canonical, want_via = _reference.clusters(
+            len(labels), [tuple(p) for p in pairs.tolist()], mode=mode
+        )
+        assert got.canonical.tolist() == want_canonical
+        assert got.via == want_via
+        for j, via in enumerate(got.via):
+            if via is None:
+                assert got.reason[j] == "new"
+                continue
+            decided = _reference.match_reason(labels[via], labels[j])
+            assert decided is not None and got.reason[j] == decided[0] and got.score[j] == decided[1]
+    canonical = batch.clusters(labels, pairs).canonical
+    for j, c in enumerate(canonical):
+        if c != j:
+            assert _reference.labels_match(labels[c], labels[j])  # no chains in canonical mode
+
+
+def test_join_respects_scopes() -> None:
+    labels = ["Prefers dark mode in every editor"] * 3
+    assert batch.join(labels, scopes=["a", "b", "a"]).tolist() == [[0, 2]]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    pairs=st.lists(st.tuples(st.sampled_from(BASE), st.text(max_size=40)), max_size=30),
+    threshold=st.floats(0, 1),
+)
+def test_match_pairs_and_match_first(pairs: list[tuple[str, str]], threshold: float) -> None:
+    stored = [a for a, _ in pairs]
+    incoming = [b for _, b in pairs]
+    got = batch.match_pairs(stored, incoming, threshold=threshold)
+    assert got.dtype == bool
+    assert got.tolist() == [_reference.labels_match(a, b, threshold=threshold) for a, b in pairs]
+    for _, b in pairs[:3]:
+        assert batch.match_first(b, stored, threshold=threshold) == _reference.match_first(
+            b, stored, threshold=threshold
+        )
+
+
+def test_match_pairs_length_mismatch() -> None:
+    with pytest.raises(InvalidInputError):
+        batch.match_pairs(["a"], ["a", "b"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    queries=st.lists(st.text(max_size=20), max_size=5),
+    choices=st.lists(st.text(max_size=20), max_size=8),
+    cutoff=st.one_of(st.none(), st.floats(0, 1)),
+)
+def test_cdist_is_exact_difflib(queries: list[str], choices: list[str], cutoff: float | None) -> None:
+    got = batch.cdist(queries, choices, score_cutoff=cutoff)
+    assert got.shape == (len(queries), len(choices))
+    for i, q in enumerate(queries):
+        for j, c in enumerate(choices):
+            r = difflib.SequenceMatcher(None, q, c).ratio()
+            assert got[i, j] == (r if cutoff is None or r >= cutoff else 0.0)
+
+
+def test_extract_with_mapping_keys_and_limit() -> None:
+    choices = {"m1": "Prefers dark mode", "m2": "likes green tea", "m3": "Prefers dark mode!"}
+    got = batch.extract("Prefers dark mode", choices, limit=2)
+    assert [key for _, _, key in got] == ["m1", "m3"]
+    assert got[0][1] == 1.0
+    assert batch.extract("Prefers dark mode", list(choices.values()), score_cutoff=0.99) == [
+        ("Prefers dark mode", 1.0, 0)
+    ]
+
+
+def test_results_do_not_depend_on_thread_count() -> None:
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import json,sys; sys.path.insert(0, 'tests'); from test_batch import corpus;"
+        "from memdedup import batch;"
+        "labels = corpus(7, 400);"
+        "print(json.dumps([batch.replay(labels).canonical.tolist(), batch.join(labels).tolist(),"
+        " batch.match_pairs(labels[:-1], labels[1:]).tolist()]))"
+    )
+    outputs = set()
+    for threads in ("1", "2", "5"):
+        env = dict(os.environ, RAYON_NUM_THREADS=threads)
+        outputs.add(
+            subprocess.run(
+                [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+            ).stdout
+        )
+    assert len(outputs) == 1
