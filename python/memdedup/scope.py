@@ -1,0 +1,185 @@
+"""Hierarchical memory scopes: root-first levels, a materialised ``scope_path``, ancestor visibility.
+
+A scope is a root-first tuple of ``(kind, id)`` levels (``org:acme`` then ``user:dana``). Its
+``scope_path`` joins every kind and id with the unit separator ``\\x1f``, exactly as symfonic-core's
+``TenantScope.scope_path`` does, so rows written by either system read the same. A query at path P sees
+a row stored at path Q iff Q is one of P's :meth:`Scope.ancestor_prefix_paths` (exact set membership,
+never a string-prefix scan, which would leak ``acme-corp`` into ``acme``).
+
+A level's kind or id may hold ``/``, ``:`` or ``-`` but never the separator itself: ``\\x1f`` inside an
+id would forge a level boundary (``id="a\\x1fuser\\x1fdana"`` would claim another user's path).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from memdedup.errors import InputTypeError, InvalidInputError
+
+__all__ = ["SCOPE_PATH_DELIMITER", "Scope", "ScopeLevel", "readable_scope_path"]
+
+SCOPE_PATH_DELIMITER = "\x1f"
+
+
+def _check_part(name: str, value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise InputTypeError(f"scope level {name} must be a string, not {type(value).__name__}")
+    text = str(value)
+    if not text.strip():
+        raise InvalidInputError(f"scope level {name} must be a non-empty string")
+    if SCOPE_PATH_DELIMITER in text:
+        raise InvalidInputError(
+            f"scope level {name} {text!r} contains the path delimiter \\x1f, "
+            "which would forge a level boundary"
+        )
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise InvalidInputError(
+            f"scope level {name} {text!r} is not valid Unicode text ({exc.reason})"
+        ) from None
+    return text
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeLevel:
+    """One level of a scope path: an adopter-defined ``kind`` (``org``, ``user``) and its ``id``."""
+
+    kind: str
+    id: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", _check_part("kind", self.kind))
+        object.__setattr__(self, "id", _check_part("id", self.id))
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """An immutable root-first scope path; ``levels[0]`` is the broadest, ``levels[-1]`` the write scope."""
+
+    levels: tuple[ScopeLevel, ...]
+
+    def __post_init__(self) -> None:
+        levels = tuple(self.levels)
+        if not levels:
+            raise InvalidInputError("a scope needs at least one level")
+        for level in levels:
+            if not isinstance(level, ScopeLevel):
+                raise InputTypeError(f"scope levels must be ScopeLevel, not {type(level).__name__}")
+        kinds = [level.kind for level in levels]
+        if len(set(kinds)) != len(kinds):
+            # The same rule as symfonic-core's TenantScope: a kind names one level of the hierarchy.
+            raise InvalidInputError(f"scope levels must have distinct kinds, got {kinds}")
+        object.__setattr__(self, "levels", levels)
+
+    # -- construction ---------------------------------------------------------------------------------
+
+    @classmethod
+    def from_path(cls, levels: Iterable[ScopeLevel | tuple[str, str] | Mapping[str, Any]]) -> Scope:
+        """A scope from root-first levels given as ``ScopeLevel``, ``(kind, id)`` or ``{"kind", "id"}``."""
+        built: list[ScopeLevel] = []
+        for level in levels:
+            if isinstance(level, ScopeLevel):
+                built.append(level)
+            elif isinstance(level, Mapping):
+                if "kind" not in level or "id" not in level:
+                    raise InvalidInputError(
+                        f"a scope level object needs 'kind' and 'id', got {dict(level)!r}"
+                    )
+                built.append(ScopeLevel(level["kind"], level["id"]))
+            elif isinstance(level, list | tuple) and len(level) == 2:
+                built.append(ScopeLevel(level[0], level[1]))
+            else:
+                raise InputTypeError(
+                    f"a scope level must be {{'kind', 'id'}} or a [kind, id] pair, not {level!r}"
+                )
+        return cls(tuple(built))
+
+    @classmethod
+    def root(cls, kind: str, id: str) -> Scope:
+        """A one-level scope."""
+        return cls((ScopeLevel(kind, id),))
+
+    def child(self, kind: str, id: str) -> Scope:
+        """This scope with one more, deeper level."""
+        return Scope((*self.levels, ScopeLevel(kind, id)))
+
+    @classmethod
+    def parse(cls, value: Any) -> Scope:
+        """A scope from its JSON forms: a list of levels, or an ordered ``{kind: id}`` object.
+
+        Also accepts a :class:`Scope` and anything shaped like symfonic-core's ``TenantScope`` (a
+        ``path`` of objects with ``kind`` and ``id``).
+        """
+        if isinstance(value, Scope):
+            return value
+        if isinstance(value, Mapping):
+            if set(value) == {"path"}:
+                return cls.parse(value["path"])
+            return cls.from_path((kind, id_) for kind, id_ in value.items())
+        if isinstance(value, list | tuple):
+            return cls.from_path(value)
+        path = getattr(value, "path", None)
+        if isinstance(path, tuple | list) and all(hasattr(level, "kind") for level in path):
+            return cls.from_path((level.kind, level.id) for level in path)
+        raise InputTypeError(
+            "a scope must be a list of {'kind', 'id'} levels or a {kind: id} object, "
+            f"not {type(value).__name__}"
+        )
+
+    @classmethod
+    def from_scope_path(cls, scope_path: str) -> Scope:
+        """The scope a materialised ``scope_path`` string names."""
+        parts = scope_path.split(SCOPE_PATH_DELIMITER)
+        if len(parts) % 2:
+            raise InvalidInputError(f"{scope_path!r} is not a scope path (an odd number of parts)")
+        return cls.from_path(zip(parts[0::2], parts[1::2], strict=True))
+
+    # -- the isolation primitives ----------------------------------------------------------------------
+
+    @property
+    def scope_path(self) -> str:
+        """``kind\\x1fid\\x1fkind\\x1fid...``, root first: the stored owner of a row."""
+        return SCOPE_PATH_DELIMITER.join(part for level in self.levels for part in (level.kind, level.id))
+
+    def ancestor_prefix_paths(self) -> list[str]:
+        """The ``scope_path`` of every prefix of this scope, root first, this scope included."""
+        return [Scope(self.levels[: i + 1]).scope_path for i in range(len(self.levels))]
+
+    @property
+    def tenant_id(self) -> str:
+        """The root level's id (symfonic-core's ``tenant_id``)."""
+        return self.levels[0].id
+
+    @property
+    def depth(self) -> int:
+        return len(self.levels)
+
+    @property
+    def parent(self) -> Scope | None:
+        return Scope(self.levels[:-1]) if len(self.levels) > 1 else None
+
+    def sees(self, scope_path: str) -> bool:
+        """Whether a row stored at ``scope_path`` is visible from this scope."""
+        return scope_path in self.ancestor_prefix_paths()
+
+    def readable(self) -> str:
+        """``org:acme/user:dana``: for people, not for keys (ids may contain ``/`` or ``:``)."""
+        return "/".join(f"{level.kind}:{level.id}" for level in self.levels)
+
+    def to_json(self) -> list[dict[str, str]]:
+        """The canonical JSON form, which :meth:`parse` reads back."""
+        return [{"kind": level.kind, "id": level.id} for level in self.levels]
+
+    def __str__(self) -> str:
+        return self.readable()
+
+
+def readable_scope_path(scope_path: str) -> str:
+    """A stored ``scope_path`` for display: ``org:acme/user:dana`` (a malformed path is shown escaped)."""
+    parts = scope_path.split(SCOPE_PATH_DELIMITER)
+    if len(parts) % 2:
+        return scope_path.replace(SCOPE_PATH_DELIMITER, "/")
+    return "/".join(f"{kind}:{id_}" for kind, id_ in zip(parts[0::2], parts[1::2], strict=True))

@@ -1,0 +1,537 @@
+"""An embedded SQLite graph store that :func:`memdedup.dedup.find_canonical_node` accepts as its ``graph``.
+
+One file, stdlib :mod:`sqlite3`, WAL journal, every multi-statement write in one ``BEGIN IMMEDIATE``
+transaction, so several processes can write to one database and a killed writer leaves the last
+committed state behind.
+
+Read rules (symfonic-core's ``GraphMemoryStore`` over its in-memory backend, which the tests hold this
+store to):
+
+* visibility: a query at scope P sees a row whose ``scope_path`` is one of P's
+  ``ancestor_prefix_paths()``: exact set membership, never a string-prefix scan;
+* ``label_prefix`` is case-sensitive ``str.startswith``; it is answered as a range on the label
+  (``prefix <= label < successor(prefix)``), which the ``(scope_path, layer, label)`` index serves;
+* order: oldest first (insertion order; an upsert keeps a row's place);
+* retracted rows are hidden unless ``include_retracted=True``; ``limit=None`` is all, ``limit=0`` none.
+
+Rows are keyed by ``(scope_path, id)``: a record id is an upsert key *within* its scope, so a child
+scope writing an id its ancestor also holds gets its own row and never re-stamps the ancestor's
+(visibility is not ownership). Only the owning scope may retract a row.
+
+The ``ledger`` table holds every extracted record the ingest pipeline has applied (``(scope_path,
+record_id)`` -> the node it was written as or collapsed into, and why), written in the same transaction
+as the node; it is what makes re-running an ingest write nothing new.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from memdedup.errors import InvalidInputError, MemdedupError
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "LedgerEntry",
+    "SQLiteGraphStore",
+    "StoreError",
+    "StoredNode",
+    "prefix_successor",
+]
+
+SCHEMA_VERSION = 1
+SCOPE_PATH_KEY = "scope_path"
+_MAX_CODE_POINT = 0x10FFFF
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS nodes (
+    seq               INTEGER PRIMARY KEY AUTOINCREMENT,
+    id                TEXT NOT NULL,
+    scope_path        TEXT NOT NULL,
+    tenant_id         TEXT NOT NULL,
+    layer             TEXT NOT NULL,
+    label             TEXT NOT NULL,
+    properties        TEXT NOT NULL DEFAULT '{}',
+    importance        REAL NOT NULL DEFAULT 5.0,
+    salience          REAL NOT NULL DEFAULT 0.5,
+    origin            TEXT NOT NULL DEFAULT '',
+    mentions          INTEGER NOT NULL DEFAULT 1,
+    created_at        TEXT NOT NULL,
+    updated_at        TEXT NOT NULL,
+    retracted_at      TEXT,
+    retraction_reason TEXT NOT NULL DEFAULT '',
+    UNIQUE (scope_path, id)
+);
+CREATE INDEX IF NOT EXISTS nodes_scope_layer_label ON nodes (scope_path, layer, label);
+CREATE INDEX IF NOT EXISTS nodes_scope_label ON nodes (scope_path, label);
+CREATE TABLE IF NOT EXISTS ledger (
+    scope_path  TEXT NOT NULL,
+    record_id   TEXT NOT NULL,
+    node_id     TEXT NOT NULL,
+    outcome     TEXT NOT NULL CHECK (outcome IN ('written', 'collapsed')),
+    match_kind  TEXT,
+    match_score REAL,
+    turn        INTEGER NOT NULL,
+    layer       TEXT NOT NULL,
+    text        TEXT NOT NULL,
+    source      TEXT NOT NULL DEFAULT '',
+    ingested_at TEXT NOT NULL,
+    PRIMARY KEY (scope_path, record_id)
+) WITHOUT ROWID;
+"""
+
+_NODE_COLUMNS = (
+    "seq, id, scope_path, tenant_id, layer, label, properties, importance, salience, origin, mentions, "
+    "created_at, updated_at, retracted_at, retraction_reason"
+)
+
+
+class StoreError(MemdedupError):
+    """The database cannot be used: another schema version, a file that is not a database, a lock held
+    beyond the timeout."""
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+def _text(name: str, value: Any) -> str:
+    text = str(getattr(value, "value", value))
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInputError(f"{name} {text!r:.80} is not valid Unicode text (a lone surrogate)") from None
+    return text
+
+
+def prefix_successor(prefix: str) -> str | None:
+    """The least string above every string that starts with ``prefix``; None when there is none.
+
+    SQLite compares TEXT as UTF-8 bytes, and UTF-8 byte order is code point order, which is Python's
+    ``str`` order: so ``prefix <= label < prefix_successor(prefix)`` is exactly ``label.startswith(prefix)``,
+    and a B-tree index on ``label`` answers it. Surrogates (not storable as UTF-8) are skipped.
+    """
+    chars = list(prefix)
+    while chars:
+        code = ord(chars.pop())
+        if code < _MAX_CODE_POINT:
+            code += 1
+            if 0xD800 <= code <= 0xDFFF:
+                code = 0xE000
+            return "".join(chars) + chr(code)
+    return None
+
+
+@dataclass(frozen=True)
+class StoredNode:
+    """One stored memory, in the shape ``find_canonical_node`` reads (``id``, ``label``, ``properties``
+    with ``scope_path``, ``tenant_id``)."""
+
+    id: str
+    scope_path: str
+    tenant_id: str
+    layer: str
+    label: str
+    properties: dict[str, Any] = field(default_factory=dict)
+    importance: float = 5.0
+    salience: float = 0.5
+    origin: str = ""
+    mentions: int = 1
+    created_at: str = ""
+    updated_at: str = ""
+    retracted: bool = False
+    retraction_reason: str = ""
+    seq: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "scope_path": self.scope_path,
+            "layer": self.layer,
+            "label": self.label,
+            "properties": {k: v for k, v in self.properties.items() if k != SCOPE_PATH_KEY},
+            "importance": self.importance,
+            "salience": self.salience,
+            "origin": self.origin,
+            "mentions": self.mentions,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "retracted": self.retracted,
+        }
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """An applied record: what ``(scope_path, record_id)`` became, and why."""
+
+    scope_path: str
+    record_id: str
+    node_id: str
+    outcome: str
+    turn: int
+    layer: str
+    text: str
+    match_kind: str | None = None
+    match_score: float | None = None
+    source: str = ""
+    ingested_at: str = ""
+
+
+def _node(row: Sequence[Any]) -> StoredNode:
+    properties = json.loads(row[6])
+    properties[SCOPE_PATH_KEY] = row[2]
+    return StoredNode(
+        seq=row[0],
+        id=row[1],
+        scope_path=row[2],
+        tenant_id=row[3],
+        layer=row[4],
+        label=row[5],
+        properties=properties,
+        importance=row[7],
+        salience=row[8],
+        origin=row[9],
+        mentions=row[10],
+        created_at=row[11],
+        updated_at=row[12],
+        retracted=row[13] is not None,
+        retraction_reason=row[14],
+    )
+
+
+class SQLiteGraphStore:
+    """A memory graph in one SQLite file (``":memory:"`` works too, for one connection).
+
+    ``query_nodes`` is a coroutine because that is the graph protocol ``find_canonical_node`` awaits;
+    every other method is a plain call (SQLite is synchronous), and :meth:`query` is ``query_nodes``
+    without the coroutine.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
+        self.path = os.fspath(path)
+        self.timeout = timeout
+        try:
+            self._conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open the database {self.path!r}: {exc}") from exc
+        try:
+            self._configure()
+        except sqlite3.DatabaseError as exc:
+            self._conn.close()
+            raise StoreError(f"cannot use {self.path!r} as a memdedup database: {exc}") from exc
+        except BaseException:
+            self._conn.close()
+            raise
+
+    # -- connection and schema -------------------------------------------------------------------------
+
+    def _configure(self) -> None:
+        self._conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
+        deadline = time.monotonic() + self.timeout
+        while True:
+            # Switching to WAL needs a moment without other writers; another process may be creating
+            # the same database right now.
+            try:
+                self._conn.execute("PRAGMA journal_mode = WAL").fetchone()
+                break
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.01)
+        self._conn.execute("PRAGMA synchronous = NORMAL")
+        with self.transaction():
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    self._conn.execute(statement)
+            row = self._conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            if row is None:
+                self._conn.execute(
+                    "INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
+                )
+            elif int(row[0]) != SCHEMA_VERSION:
+                raise StoreError(
+                    f"{self.path!r} has memdedup schema version {row[0]}; "
+                    f"this memdedup reads version {SCHEMA_VERSION}"
+                )
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> SQLiteGraphStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._conn.in_transaction
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (``ROLLBACK`` on any exception); joins an open transaction.
+
+        IMMEDIATE takes the write lock up front, so the reads inside (a dedup lookup) and the writes they
+        decide are one atomic step even with other processes writing.
+        """
+        if self._conn.in_transaction:
+            yield
+            return
+        try:
+            self._conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise StoreError(f"cannot start a write transaction on {self.path!r}: {exc}") from exc
+        try:
+            yield
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
+
+    # -- reads -----------------------------------------------------------------------------------------
+
+    def _select(
+        self,
+        scope: Any,
+        *,
+        layer: Any = None,
+        label: str | None = None,
+        label_prefix: str | None = None,
+        limit: int | None = None,
+        include_retracted: bool = False,
+    ) -> tuple[str, list[Any]]:
+        paths = list(scope.ancestor_prefix_paths())
+        where = [f"scope_path IN ({', '.join('?' * len(paths))})"]
+        params: list[Any] = list(paths)
+        if layer is not None:
+            where.append("layer = ?")
+            params.append(_text("layer", layer))
+        if label is not None:
+            where.append("label = ?")
+            params.append(_text("label", label))
+        if label_prefix:
+            prefix = _text("label_prefix", label_prefix)
+            where.append("label >= ?")
+            params.append(prefix)
+            successor = prefix_successor(prefix)
+            if successor is not None:
+                where.append("label < ?")
+                params.append(successor)
+        if not include_retracted:
+            where.append("retracted_at IS NULL")
+        sql = f"SELECT {_NODE_COLUMNS} FROM nodes WHERE {' AND '.join(where)} ORDER BY seq"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(max(int(limit), 0))
+        return sql, params
+
+    def query(
+        self,
+        scope: Any,
+        layer: Any = None,
+        label: str | None = None,
+        label_prefix: str | None = None,
+        limit: int | None = None,
+        include_retracted: bool = False,
+    ) -> list[StoredNode]:
+        """The rows ``scope`` sees, filtered, oldest first (see the module docstring for the rules)."""
+        if limit == 0:
+            return []
+        sql, params = self._select(
+            scope,
+            layer=layer,
+            label=label,
+            label_prefix=label_prefix,
+            limit=limit,
+            include_retracted=include_retracted,
+        )
+        return [_node(row) for row in self._conn.execute(sql, params)]
+
+    async def query_nodes(
+        self,
+        scope: Any,
+        layer: Any = None,
+        label: str | None = None,
+        label_prefix: str | None = None,
+        limit: int | None = None,
+        include_retracted: bool = False,
+    ) -> list[StoredNode]:
+        """:meth:`query` as the coroutine the graph protocol (``find_canonical_node``) awaits."""
+        return self.query(
+            scope,
+            layer=layer,
+            label=label,
+            label_prefix=label_prefix,
+            limit=limit,
+            include_retracted=include_retracted,
+        )
+
+    def explain_query(self, scope: Any, **filters: Any) -> list[str]:
+        """SQLite's ``EXPLAIN QUERY PLAN`` lines for the statement :meth:`query` runs with ``filters``."""
+        sql, params = self._select(scope, **filters)
+        return [row[-1] for row in self._conn.execute(f"EXPLAIN QUERY PLAN {sql}", params)]
+
+    def get_node(self, scope: Any, node_id: str, *, include_retracted: bool = False) -> StoredNode | None:
+        """The row with ``node_id`` that ``scope`` sees, the nearest scope's first; None when none."""
+        paths = list(scope.ancestor_prefix_paths())
+        marks = ", ".join("?" * len(paths))
+        sql = (
+            f"SELECT {_NODE_COLUMNS} FROM nodes WHERE id = ? AND scope_path IN ({marks})"
+            + ("" if include_retracted else " AND retracted_at IS NULL")
+            + " ORDER BY length(scope_path) DESC LIMIT 1"
+        )
+        row = self._conn.execute(sql, [_text("node id", node_id), *paths]).fetchone()
+        return _node(row) if row else None
+
+    def all_nodes(self, *, include_retracted: bool = True) -> list[StoredNode]:
+        """Every row of every scope, oldest first (for reports, dumps and tests)."""
+        sql = f"SELECT {_NODE_COLUMNS} FROM nodes"
+        if not include_retracted:
+            sql += " WHERE retracted_at IS NULL"
+        return [_node(row) for row in self._conn.execute(sql + " ORDER BY seq")]
+
+    def count_nodes(self, *, include_retracted: bool = True) -> int:
+        sql = "SELECT count(*) FROM nodes" + ("" if include_retracted else " WHERE retracted_at IS NULL")
+        return int(self._conn.execute(sql).fetchone()[0])
+
+    # -- writes ----------------------------------------------------------------------------------------
+
+    def upsert_node(
+        self,
+        scope: Any,
+        *,
+        node_id: str,
+        layer: Any,
+        label: str,
+        properties: dict[str, Any] | None = None,
+        importance: float = 5.0,
+        salience: float = 0.5,
+        origin: str = "",
+    ) -> tuple[StoredNode, bool]:
+        """Insert or update the row ``(scope.scope_path, node_id)``; ``(node, True)`` when it was new.
+
+        An update replaces the label, layer, properties, importance, salience and origin, and keeps the
+        row's place in the order, its creation time and its mention count. A retracted row stays retracted.
+        """
+        if not str(label).strip():
+            raise InvalidInputError("a node needs a non-empty label")
+        scope_path = _text("scope path", scope.scope_path)
+        props = {k: v for k, v in (properties or {}).items() if k != SCOPE_PATH_KEY}
+        values = (
+            _text("node id", node_id),
+            scope_path,
+            _text("tenant id", getattr(scope, "tenant_id", "")),
+            _text("layer", layer),
+            _text("label", label),
+            json.dumps(props, ensure_ascii=True, sort_keys=False, default=str),
+            float(importance),
+            float(salience),
+            _text("origin", origin),
+        )
+        now = _now()
+        with self.transaction():
+            existed = self._conn.execute(
+                "SELECT 1 FROM nodes WHERE scope_path = ? AND id = ?", (scope_path, values[0])
+            ).fetchone()
+            self._conn.execute(
+                "INSERT INTO nodes (id, scope_path, tenant_id, layer, label, properties, importance, "
+                "salience, origin, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (scope_path, id) DO UPDATE SET layer = excluded.layer, label = excluded.label, "
+                "properties = excluded.properties, importance = excluded.importance, "
+                "salience = excluded.salience, origin = excluded.origin, updated_at = excluded.updated_at",
+                (*values, now, now),
+            )
+            node = self._owned(scope_path, values[0])
+        assert node is not None
+        return node, existed is None
+
+    def _owned(self, scope_path: str, node_id: str) -> StoredNode | None:
+        row = self._conn.execute(
+            f"SELECT {_NODE_COLUMNS} FROM nodes WHERE scope_path = ? AND id = ?", (scope_path, node_id)
+        ).fetchone()
+        return _node(row) if row else None
+
+    def record_mention(
+        self, scope: Any, node_id: str, *, importance: float | None = None, salience: float | None = None
+    ) -> StoredNode:
+        """A restatement collapsed into the row ``scope`` owns: one more mention, the higher importance
+        and salience kept, the label untouched."""
+        scope_path = _text("scope path", scope.scope_path)
+        with self.transaction():
+            cursor = self._conn.execute(
+                "UPDATE nodes SET mentions = mentions + 1, updated_at = ?, "
+                "importance = max(importance, coalesce(?, importance)), "
+                "salience = max(salience, coalesce(?, salience)) WHERE scope_path = ? AND id = ?",
+                (_now(), importance, salience, scope_path, node_id),
+            )
+            if cursor.rowcount != 1:
+                raise InvalidInputError(f"scope {scope_path!r} owns no node {node_id!r}")
+            node = self._owned(scope_path, node_id)
+        assert node is not None
+        return node
+
+    def retract_node(self, scope: Any, node_id: str, *, reason: str = "") -> bool:
+        """Soft-retract the row ``scope`` owns (an ancestor's row is not ``scope``'s to retract).
+
+        Returns whether a live row was retracted. The row stays for audit; reads hide it.
+        """
+        cursor = self._conn.execute(
+            "UPDATE nodes SET retracted_at = ?, retraction_reason = ?, updated_at = ? "
+            "WHERE scope_path = ? AND id = ? AND retracted_at IS NULL",
+            (_now(), reason, _now(), _text("scope path", scope.scope_path), node_id),
+        )
+        return cursor.rowcount == 1
+
+    # -- the ingest ledger -----------------------------------------------------------------------------
+
+    def ledger_entry(self, scope_path: str, record_id: str) -> LedgerEntry | None:
+        """What the record ``record_id`` of ``scope_path`` became, if it was applied."""
+        row = self._conn.execute(
+            "SELECT scope_path, record_id, node_id, outcome, turn, layer, text, match_kind, match_score, "
+            "source, ingested_at FROM ledger WHERE scope_path = ? AND record_id = ?",
+            (scope_path, record_id),
+        ).fetchone()
+        return LedgerEntry(*row) if row else None
+
+    def add_ledger_entry(self, entry: LedgerEntry) -> None:
+        """Record an applied record; call it in the transaction that wrote or touched its node."""
+        self._conn.execute(
+            "INSERT INTO ledger (scope_path, record_id, node_id, outcome, turn, layer, text, match_kind, "
+            "match_score, source, ingested_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                entry.scope_path,
+                entry.record_id,
+                entry.node_id,
+                entry.outcome,
+                entry.turn,
+                entry.layer,
+                _text("text", entry.text),
+                entry.match_kind,
+                entry.match_score,
+                entry.source,
+                entry.ingested_at or _now(),
+            ),
+        )
+
+    def ledger(self) -> list[LedgerEntry]:
+        """Every applied record, in ``(scope_path, record_id)`` order."""
+        rows = self._conn.execute(
+            "SELECT scope_path, record_id, node_id, outcome, turn, layer, text, match_kind, match_score, "
+            "source, ingested_at FROM ledger ORDER BY scope_path, record_id"
+        )
+        return [LedgerEntry(*row) for row in rows]
+
+    def integrity_check(self) -> str:
+        """SQLite's ``PRAGMA integrity_check`` answer (``"ok"`` for a sound file)."""
+        return str(self._conn.execute("PRAGMA integrity_check").fetchone()[0])
