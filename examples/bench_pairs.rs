@@ -1,33 +1,57 @@
 //! Times the core on label pairs without Python: `cargo run --release --example bench_pairs -- PAIRS.tsv`
-//! (one `stored<TAB>incoming` pair per line). A quick loop for tuning the matcher itself.
+//! (one `stored<TAB>incoming` pair per line): difflib's ratio, and the contract's decision on the
+//! normalised labels. Run it under `valgrind --tool=callgrind` for instruction counts that machine
+//! load cannot skew.
 
 use std::time::Instant;
 
+use memdedup::contract::MatchParams;
 use memdedup::matcher::{ratio_of, BSide, Matcher};
+use memdedup::{Query, Text};
 
 fn main() {
     let path = std::env::args()
         .nth(1)
-        .expect("usage: bench_pairs PAIRS.tsv");
+        .expect("usage: bench_pairs PAIRS.tsv [rounds]");
+    let rounds: usize = std::env::args()
+        .nth(2)
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(3);
     let text = std::fs::read_to_string(path).expect("readable pairs file");
     let pairs: Vec<(&[u8], &[u8])> = text
         .lines()
         .filter_map(|l| l.split_once('\t'))
         .map(|(a, b)| (a.as_bytes(), b.as_bytes()))
         .collect();
+    let normalised: Vec<(Text, Text)> = pairs
+        .iter()
+        .map(|(a, b)| {
+            let norm =
+                |s: &[u8]| Text::from_codepoints(&s.iter().map(|&c| c as u32).collect::<Vec<_>>());
+            (
+                norm(a).normalise_ascii().unwrap_or_default(),
+                norm(b).normalise_ascii().unwrap_or_default(),
+            )
+        })
+        .collect();
     let mut m = Matcher::new();
     let mut side = BSide::default();
-    for round in 0..3 {
+    let p = MatchParams::default();
+    for round in 0..rounds {
         let start = Instant::now();
         let mut total = 0.0;
-        for _ in 0..10 {
-            for (a, b) in &pairs {
-                side.rebuild(b, true, None);
-                m.set_a(a, &side);
-                total += ratio_of(m.matches(&side), a.len() + b.len());
-            }
+        for (a, b) in &pairs {
+            side.rebuild(b, true, None);
+            m.set_a(a, &side);
+            total += ratio_of(m.matches(&side), a.len() + b.len());
         }
-        let per = start.elapsed().as_secs_f64() / (10 * pairs.len()) as f64 * 1e9;
-        println!("round {round}: {per:.0} ns/pair (checksum {total:.6})");
+        let ratio_ns = start.elapsed().as_secs_f64() / pairs.len() as f64 * 1e9;
+        let start = Instant::now();
+        let mut hits = 0;
+        for (a, b) in &normalised {
+            hits += Query::new(b.clone()).matches(&mut m, a, &p) as usize;
+        }
+        let match_ns = start.elapsed().as_secs_f64() / pairs.len() as f64 * 1e9;
+        println!("round {round}: ratio {ratio_ns:.0} ns/pair, labels_match {match_ns:.0} ns/pair (checksum {total:.6}, {hits} matches)");
     }
 }

@@ -117,7 +117,7 @@ pub fn replay(
     let mut groups: Vec<Vec<u32>> = groups.into_values().collect();
     // Largest first, so one huge scope does not start last.
     groups.sort_by_key(|g| std::cmp::Reverse(g.len()));
-    let decided: Vec<Vec<(u32, u32, Option<Outcome>, f64)>> = groups
+    let decided: Vec<Vec<Decided>> = groups
         .par_iter()
         .map_init(Matcher::new, |m, members| {
             replay_partition(m, members, stripped, normalised, rp)
@@ -190,13 +190,16 @@ impl PrefixIndex {
     }
 }
 
+/// One replayed label: its index, canonical, outcome and score.
+type Decided = (u32, u32, Option<Outcome>, f64);
+
 fn replay_partition(
     m: &mut Matcher,
     members: &[u32],
     stripped: &[Text],
     normalised: &[Text],
     rp: &ReplayParams,
-) -> Vec<(u32, u32, Option<Outcome>, f64)> {
+) -> Vec<Decided> {
     let key_of = |i: u32| match rp.prefix_mode {
         PrefixMode::Raw => &stripped[i as usize],
         PrefixMode::Normalised => &normalised[i as usize],

@@ -65,6 +65,45 @@ pub fn contained<T: Sym>(stored: &[T], incoming: &[T], min_chars: usize) -> bool
     shorter.len() >= min_chars && T::contains(longer, shorter)
 }
 
+/// The rules that need no index of `incoming`: emptiness, the length bound, identical labels,
+/// containment. `Some(answer)` when they settle the pair.
+#[inline]
+pub fn settle_cheaply<T: Sym>(stored: &[T], incoming: &[T], p: &MatchParams) -> Option<bool> {
+    let (la, lb) = (stored.len(), incoming.len());
+    if la == 0 || lb == 0 {
+        return Some(false);
+    }
+    if !(ratio_of(la.min(lb), la + lb) >= p.threshold) {
+        return Some(contained(stored, incoming, p.min_chars));
+    }
+    if stored == incoming {
+        // Identical labels: difflib's matching blocks cover both completely (the longest match lies on
+        // the diagonal and extends over every element), so the ratio is exactly 1.0, which the length
+        // bound just compared with the threshold.
+        return Some(true);
+    }
+    if contained(stored, incoming, p.min_chars) {
+        return Some(true);
+    }
+    None
+}
+
+/// The rules that need `incoming`'s index, for a pair `settle_cheaply` left open: the multiset bound,
+/// then the matching blocks, stopped as soon as the threshold is decided.
+pub fn settle_exactly<T: Sym>(
+    m: &mut Matcher,
+    stored: &[T],
+    incoming: &BSide<T>,
+    p: &MatchParams,
+) -> bool {
+    let length = stored.len() + incoming.len();
+    m.set_a(stored, incoming);
+    if !(ratio_of(m.quick_matches(incoming), length) >= p.threshold) {
+        return false;
+    }
+    m.ratio_at_least(incoming, p.threshold)
+}
+
 /// `labels_match` on normalised labels: `stored` against `incoming`, prepared with autojunk on.
 pub fn labels_match<T: Sym>(
     m: &mut Matcher,
@@ -72,28 +111,8 @@ pub fn labels_match<T: Sym>(
     incoming: &BSide<T>,
     p: &MatchParams,
 ) -> bool {
-    let (la, lb) = (stored.len(), incoming.len());
-    if la == 0 || lb == 0 {
-        return false;
-    }
-    let length = la + lb;
-    if !(ratio_of(la.min(lb), length) >= p.threshold) {
-        return contained(stored, incoming.seq(), p.min_chars);
-    }
-    if stored == incoming.seq() {
-        // Identical labels: difflib's matching blocks cover both completely (the longest match lies on
-        // the diagonal and extends over every element), so the ratio is exactly 1.0, which the length
-        // bound just compared with the threshold.
-        return true;
-    }
-    if contained(stored, incoming.seq(), p.min_chars) {
-        return true;
-    }
-    m.set_a(stored, incoming);
-    if !(ratio_of(m.quick_matches(incoming), length) >= p.threshold) {
-        return false;
-    }
-    m.ratio_at_least(incoming, p.threshold)
+    settle_cheaply(stored, incoming.seq(), p)
+        .unwrap_or_else(|| settle_exactly(m, stored, incoming, p))
 }
 
 /// The contract's decision with the exact ratio always computed (for reports and tuning).

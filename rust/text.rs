@@ -1,7 +1,7 @@
 //! A label as the matcher stores it: bytes when every code point is below 256, else code points.
 
 use crate::contract::{self, Decision, MatchParams};
-use crate::matcher::{BSide, Matcher};
+use crate::matcher::{ratio_of, BSide, Matcher};
 use crate::normalise;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -124,6 +124,8 @@ pub struct Query {
     text: Text,
     narrow: Option<BSide<u8>>,
     wide: Option<BSide<u32>>,
+    /// Byte counts of a narrow text, for the multiset bound without building the full index.
+    counts: Option<Box<[u32; 256]>>,
 }
 
 impl Query {
@@ -132,6 +134,7 @@ impl Query {
             text,
             narrow: None,
             wide: None,
+            counts: None,
         }
     }
 
@@ -154,16 +157,46 @@ impl Query {
     }
 
     /// `labels_match(stored, incoming)` on normalised labels.
+    /// The cheap rules run on the texts first; `incoming`'s index is built only for a pair they leave
+    /// open, and then kept for the next stored label.
     pub fn matches(&mut self, m: &mut Matcher, stored: &Text, p: &MatchParams) -> bool {
-        match stored {
-            Text::Narrow(a) => match self.narrow_side() {
-                Some(side) => contract::labels_match(m, a, side, p),
-                None => {
-                    let wide: Vec<u32> = a.iter().map(|&c| c as u32).collect();
-                    contract::labels_match(m, &wide, self.wide_side(), p)
+        match (stored, &self.text) {
+            (Text::Narrow(a), Text::Narrow(b)) => {
+                if let Some(answer) = contract::settle_cheaply(a, b, p) {
+                    return answer;
                 }
-            },
-            Text::Wide(a) => contract::labels_match(m, a, self.wide_side(), p),
+                // The multiset bound needs only byte counts: most pairs it settles never pay for the
+                // full index (measured: building b2j cost more than the rest of such a decision).
+                let counts = self.counts.get_or_insert_with(|| {
+                    let mut c = Box::new([0u32; 256]);
+                    b.iter().for_each(|&x| c[x as usize] += 1);
+                    c
+                });
+                let mut avail = **counts;
+                let shared = a.iter().filter(|&&x| {
+                    let slot = &mut avail[x as usize];
+                    let hit = *slot > 0;
+                    *slot -= hit as u32;
+                    hit
+                });
+                if !(ratio_of(shared.count(), a.len() + b.len()) >= p.threshold) {
+                    return false;
+                }
+                match self.narrow_side() {
+                    Some(side) => {
+                        m.set_a(a, side);
+                        m.ratio_at_least(side, p.threshold)
+                    }
+                    None => false, // unreachable: a narrow incoming text always has a narrow index
+                }
+            }
+            _ => {
+                let (a, b) = (stored.codepoints(), self.text.codepoints());
+                match contract::settle_cheaply(&a, &b, p) {
+                    Some(answer) => answer,
+                    None => contract::settle_exactly(m, &a, self.wide_side(), p),
+                }
+            }
         }
     }
 

@@ -1,0 +1,119 @@
+"""Batch engine against peers, measured in one run: pair decisions, replay, all-pairs join.
+
+    python benches/bench_batch.py [--corpus PATH] [--pairs N] [--replay N] [--join N] [--skip-peers]
+
+- decisions: ``batch.match_pairs`` on real label pairs sharing a 20-character prefix, against the
+  pure-Python reference (``labels_match`` per pair) and difflib-fast's parallel batch ``ratio``;
+- replay: ``batch.replay`` of N labels (the corpus, topped up with restatement edits of it);
+- join: ``batch.join`` of the first N labels, against difflib-fast's ``cluster_canonicals`` (ratio only).
+
+Every figure is measured here, now; ratios compare runs on the same inputs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import random
+import resource
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import memdedup
+from _corpus import default_corpus, prefix_pairs, read_labels
+from memdedup import _reference, batch
+
+
+def timed(fn, *args, **kwargs):
+    start = time.perf_counter()
+    out = fn(*args, **kwargs)
+    return out, time.perf_counter() - start
+
+
+def restated(rnd: random.Random, label: str) -> str:
+    """One restatement edit of the kinds extracted memories show."""
+    edit = rnd.randrange(5)
+    if edit == 0:
+        return label + "."
+    if edit == 1:
+        return label.lower()
+    if edit == 2:
+        return label + " for every project"
+    if edit == 3 and len(label) > 20:
+        cut = rnd.randrange(len(label) // 2, len(label))
+        return label[:cut]
+    return label.replace(" ", "  ", 1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--corpus", default=str(default_corpus()))
+    parser.add_argument("--pairs", type=int, default=200_000)
+    parser.add_argument("--replay", type=int, default=1_000_000)
+    parser.add_argument("--join", type=int, default=50_000)
+    parser.add_argument("--skip-peers", action="store_true", help="do not run difflib-fast's clustering")
+    args = parser.parse_args(argv)
+
+    labels = read_labels(args.corpus)
+    print(
+        f"memdedup {memdedup.__version__} ({memdedup.IMPLEMENTATION}); "
+        f"{len(labels)} labels from {args.corpus}\n"
+    )
+
+    # Pair decisions.
+    pairs = prefix_pairs(labels, args.pairs)
+    stored = [a for a, _ in pairs]
+    incoming = [b for _, b in pairs]
+    decided, ours = timed(batch.match_pairs, stored, incoming)
+    sample = pairs[:3000]
+    ref, ref_s = timed(lambda: [_reference.labels_match(a, b) for a, b in sample])
+    assert decided[: len(sample)].tolist() == ref, "batch decisions differ from the reference"
+    ours_us = ours / len(pairs) * 1e6
+    ref_us = ref_s / len(sample) * 1e6
+    print(f"pair decisions on {len(pairs)} real prefix-sharing pairs")
+    print(f"  memdedup batch.match_pairs        {ours_us:8.3f} us/pair")
+    print(f"  pure-Python labels_match          {ref_us:8.3f} us/pair   x{ref_us / ours_us:,.0f}")
+    try:
+        difflib_fast = importlib.import_module("difflib_fast")
+        _, peer = timed(difflib_fast.ratio, pairs)
+        peer_us = peer / len(pairs) * 1e6
+        print(f"  difflib-fast ratio(pairs) batch   {peer_us:8.3f} us/pair   x{peer_us / ours_us:,.1f}")
+    except ImportError:
+        print("  (difflib-fast not installed)")
+
+    # Replay.
+    rnd = random.Random(0)
+    stream = list(labels[: args.replay])
+    while len(stream) < args.replay:
+        stream.append(restated(rnd, rnd.choice(labels)))
+    result, seconds = timed(batch.replay, stream)
+    collapsed = int(result.collapsed.sum())
+    print(f"\nreplay of {len(stream):,} labels: {seconds:.2f} s ({collapsed:,} collapsed)")
+
+    # Join.
+    subset = labels[: args.join]
+    found, seconds = timed(batch.join, subset)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(
+        f"\njoin of {len(subset):,} labels: {seconds:.2f} s, {len(found):,} pairs (peak RSS {peak:,.0f} MiB)"
+    )
+    if not args.skip_peers:
+        try:
+            difflib_fast = importlib.import_module("difflib_fast")
+            _groups, peer = timed(difflib_fast.cluster_canonicals, subset, 0.85)
+            print(
+                f"  difflib-fast cluster_canonicals (ratio only, autojunk=False): {peer:.2f} s  "
+                f"x{peer / seconds:,.1f}"
+            )
+        except ImportError:
+            print("  (difflib-fast not installed)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
