@@ -142,7 +142,9 @@ def test_every_op_of_the_example_is_accounted_for(example_run: tuple[IngestRepor
     assert counts["bad_lines"] == 0 and counts["already_ingested"] == 0
     assert counts["written"] + counts["collapsed"] + counts["dropped"] == counts["ops"]
     with SQLiteGraphStore(db) as store:
-        assert store.count_nodes() == counts["written"]
+        # Memories plus one episodic transcript row per user/assistant message.
+        assert store.count_nodes() == counts["written"] + counts["transcript_rows"]
+        assert counts["transcript_rows"] > 0
         assert len(store.ledger()) == counts["written"] + counts["collapsed"]
         for record in report.collapsed:
             assert store.ledger_entry(record.scope_path, record.record_id).node_id == record.node_id

@@ -164,6 +164,8 @@ class IngestReport:
     degraded: list[DegradedOutput] = field(default_factory=list)
     problems: list[LineProblem] = field(default_factory=list)
     forms: Counter[str] = field(default_factory=Counter)
+    #: Episodic transcript rows (one per user/assistant message) written by this run.
+    transcript_rows: int = 0
 
     def _with(self, outcome: str) -> list[RecordOutcome]:
         return [record for record in self.records if record.outcome == outcome]
@@ -202,6 +204,7 @@ class IngestReport:
             "noops": sum(1 for drop in self.dropped if not drop.reason),
             "degraded_outputs": len(self.degraded),
             "bad_lines": len(self.problems),
+            "transcript_rows": self.transcript_rows,
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -388,6 +391,38 @@ async def _apply(
     )
 
 
+TRANSCRIPT_SPEAKERS = ("user", "assistant")
+
+
+def _write_transcript(store: SQLiteGraphStore, turn: Turn, scrubber: CredentialScrubber) -> int:
+    """Store each user and assistant message of the turn as an episodic transcript row (scrubbed), with
+    ``turn_id`` and ``speaker`` in its properties, so :mod:`memdedup.window` can tell which recalled rows
+    the conversation window already shows. Ids derive from the turn, position and scrubbed text, and an
+    existing row is left alone: re-running a file writes no transcript row twice. Returns rows written."""
+    import hashlib
+
+    written = 0
+    for position, message in enumerate(turn.messages):
+        speaker, content = message.get("role"), message.get("content")
+        if speaker not in TRANSCRIPT_SPEAKERS or not isinstance(content, str) or not content.strip():
+            continue
+        text = scrubber.scrub_text(content.strip()).text
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
+        node_id = f"t{turn.turn}.{position}.{digest}"
+        if store.get_node(turn.scope, node_id, include_retracted=True) is not None:
+            continue
+        store.upsert_node(
+            turn.scope,
+            node_id=node_id,
+            layer="episodic",
+            label=text,
+            properties={"source": "transcript", "turn_id": turn.turn, "speaker": speaker},
+            origin="transcript",
+        )
+        written += 1
+    return written
+
+
 async def _ingest_one(
     store: SQLiteGraphStore,
     turn: Turn,
@@ -416,8 +451,10 @@ async def _ingest_one(
     outcomes: list[RecordOutcome] = []
     try:
         with store.transaction():
+            transcript_rows = _write_transcript(store, turn, scrubber)
             for memory in result.memories:
                 outcomes.append(await _apply(store, turn, memory, threshold=threshold, source=report.source))
+        report.transcript_rows += transcript_rows
     except InvalidInputError as exc:
         # The turn rolled back whole; its ops are reported with the line, nothing was half-written.
         report.problems.append(LineProblem(turn.line, f"write_failed: {exc}"))

@@ -63,6 +63,7 @@ __all__ = [
     "admitted_mask",
     "conversation_local",
     "outside_window",
+    "recalled_from_node",
     "render_block",
 ]
 
@@ -228,6 +229,23 @@ def _str_value(value: Any) -> str | None:
     if isinstance(value, Enum):
         value = value.value
     return str.__str__(value) if isinstance(value, str) else None
+
+
+def recalled_from_node(node: Any, *, score: float = 0.0) -> RecalledItem:
+    """A stored row (``memdedup.store.StoredNode`` or any node with ``id``, ``label``, ``layer``,
+    ``properties`` and ``origin``) as a recalled item: its properties become the record's metadata, so a
+    transcript row written by ``memdedup ingest`` keeps its ``turn_id`` and ``speaker``."""
+    properties = getattr(node, "properties", None)
+    return RecalledItem(
+        record=RecalledRecord(
+            record_id=str(node.id),
+            text=str(getattr(node, "label", "") or ""),
+            layer=_str_value(getattr(node, "layer", None)) or "semantic",
+            metadata=dict(properties) if isinstance(properties, Mapping) else {},
+            origin=str(getattr(node, "origin", "") or ""),
+        ),
+        score=score,
+    )
 
 
 def conversation_local(record: Any) -> bool:
