@@ -446,11 +446,9 @@ impl Matcher {
         let (mut besti, mut bestj, mut bestsize) = (alo, blo, 0usize);
         let stride = self.stride;
         // Row r (counted from alo) writes its j2len into buffer r % 2 and reads the other one. A buffer
-        // is all zero except what the row before last wrote, which is cleared before it is reused, so a
-        // read needs no check: an entry the previous row did not write reads as 0, as difflib's
-        // `j2len.get(j - 1, 0)` does.
-        // What each buffer's last row wrote, as a range of `b.positions`: cleared before the buffer
-        // is written again, and at the end.
+        // is all zero except what the row before last wrote (`written`: a range of `b.positions`),
+        // which is cleared before the buffer is reused and at the end, so a read needs no check: an
+        // entry the previous row did not write reads as 0, as difflib's `j2len.get(j - 1, 0)` does.
         let mut written = [(0usize, 0usize); 2];
         let limit = (ahi.saturating_sub(alo)).min(bhi.saturating_sub(blo));
         debug_assert!(self.cells.len() >= 2 * stride && b.len() < stride);
@@ -497,9 +495,10 @@ impl Matcher {
     }
 
     /// The same DP over a byte string's whole row at once: `cur[j + 1] = (prev[j] + 1) & eq[j]`, where
-    /// `eq[j]` is all ones when `b[j]` equals `a[i]` and is indexed (not junk, not popular). The loop
-    /// has no branches, so it vectorises; the winner is the first row whose maximum beats the best so
-    /// far, at the first column holding that maximum: the cell difflib's `k > bestsize` test keeps.
+    /// `eq[j]` is all ones when `b[j]` equals `a[i]` and is indexed (not junk, not popular). A row is a
+    /// few SIMD steps with no branches (`dense_row`); the winner is the first row whose maximum beats
+    /// the best so far, at the first column holding that maximum: the cell difflib's `k > bestsize`
+    /// test keeps.
     /// Run lengths fit a byte because the range is at most `DENSE_MAX_WIDTH` wide.
     fn dense_core<T: Sym>(
         &mut self,

@@ -474,6 +474,70 @@ fn match_first(
         .then(|| hits.len() - 1))
 }
 
+/// `get_close_matches`' scoring pass for a `str` word and `str` possibilities: `(ratio, index)` for
+/// every possibility whose `real_quick_ratio`, `quick_ratio` and `ratio` (possibility first, as difflib's
+/// `set_seq1(x)` with `set_seq2(word)`) all reach `cutoff`, in input order. The word is indexed once;
+/// candidates are decided in parallel without the GIL; the exact ratio is computed only for candidates
+/// the early-stopping threshold test accepts.
+#[pyfunction]
+#[pyo3(signature = (word, possibilities, cutoff, *, autojunk = true))]
+fn close_matches(
+    py: Python<'_>,
+    word: &Bound<'_, PyAny>,
+    possibilities: &Bound<'_, PyAny>,
+    cutoff: f64,
+    autojunk: bool,
+) -> PyResult<Vec<(f64, usize)>> {
+    let word = text_of(exact_str(word, "word")?)?;
+    let pool: Vec<Text> = possibilities
+        .try_iter()?
+        .map(|x| text_of(exact_str(&x?, "each possibility")?))
+        .collect::<PyResult<_>>()?;
+    Ok(py.detach(|| {
+        use rayon::prelude::*;
+        let narrow = match &word {
+            Text::Narrow(w) => Some(BSide::new(w, autojunk)),
+            Text::Wide(_) => None,
+        };
+        let wide = BSide::new(&word.codepoints(), autojunk);
+        let lw = word.len();
+        let scored: Vec<Option<(f64, usize)>> = pool
+            .par_iter()
+            .enumerate()
+            .map_init(Matcher::new, |m, (index, x)| {
+                let length = x.len() + lw;
+                if length == 0 {
+                    return Some((1.0, index));
+                }
+                if !(ratio_of(x.len().min(lw), length) >= cutoff) {
+                    return None;
+                }
+                let score = match (x, &narrow) {
+                    (Text::Narrow(a), Some(side)) => close_score(m, a.as_slice(), side, cutoff),
+                    _ => close_score(m, &x.codepoints(), &wide, cutoff),
+                };
+                score.map(|s| (s, index))
+            })
+            .collect();
+        scored.into_iter().flatten().collect()
+    }))
+}
+
+fn close_score<T: crate::Sym>(
+    m: &mut Matcher,
+    a: &[T],
+    side: &BSide<T>,
+    cutoff: f64,
+) -> Option<f64> {
+    let length = a.len() + side.len();
+    m.set_a(a, side);
+    if !(ratio_of(m.quick_matches(side), length) >= cutoff) || !m.ratio_at_least(side, cutoff) {
+        return None;
+    }
+    m.set_a(a, side);
+    Some(ratio_of(m.matches(side), length))
+}
+
 /// A sequence as element codes: a `str`'s code points, or a sequence of ints (ids the caller assigned).
 fn element_codes(seq: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
     if let Ok(s) = seq.cast::<PyString>() {
@@ -836,6 +900,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(match_mask, m)?)?;
     m.add_function(wrap_pyfunction!(match_first, m)?)?;
     m.add_function(wrap_pyfunction!(match_pairs, m)?)?;
+    m.add_function(wrap_pyfunction!(close_matches, m)?)?;
     m.add_function(wrap_pyfunction!(cdist, m)?)?;
     m.add_function(wrap_pyfunction!(replay, m)?)?;
     m.add_function(wrap_pyfunction!(clusters, m)?)?;

@@ -21,6 +21,37 @@ def match_mask(
     incoming: Any, candidates: Sequence[Any], *, threshold: float | SupportsFloat = 0.85, min_chars: int = 16
 ) -> list[bool]: ...
 
+def close_matches(
+    word: str, possibilities: Sequence[str], cutoff: float, *, autojunk: bool = True
+) -> list[tuple[float, int]]: ...
+def match_pairs(
+    stored: Sequence[Any], incoming: Sequence[Any], *, threshold: float = 0.85, min_chars: int = 16
+) -> list[bool]: ...
+def cdist(
+    queries: Sequence[str],
+    choices: Sequence[str],
+    *,
+    autojunk: bool = True,
+    cutoff: float = 0.0,
+    normalise: bool = False,
+) -> bytes: ...
+def replay(
+    labels: Sequence[Any],
+    partitions: Sequence[int],
+    *,
+    threshold: float = 0.85,
+    min_chars: int = 16,
+    prefix: str = "raw",
+    prefix_len: int = 20,
+    query_limit: int = 20,
+) -> tuple[list[int], list[str], list[float]]: ...
+def clusters(
+    n: int, pairs: Sequence[tuple[int, int]], *, mode: str = "canonical"
+) -> tuple[list[int], list[int | None]]: ...
+def pair_reasons(
+    labels: Sequence[Any], pairs: Sequence[tuple[int, int]], *, threshold: float = 0.85, min_chars: int = 16
+) -> tuple[list[str | None], list[float]]: ...
+
 class SequenceIndex:
     """difflib's index of a second sequence (``b2j``, ``bjunk``, ``bpopular``), built once per ``b``.
 
