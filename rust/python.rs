@@ -489,10 +489,18 @@ fn close_matches(
     autojunk: bool,
 ) -> PyResult<Vec<(f64, usize)>> {
     let word = text_of(exact_str(word, "word")?)?;
-    let pool: Vec<Text> = possibilities
-        .try_iter()?
-        .map(|x| text_of(exact_str(&x?, "each possibility")?))
-        .collect::<PyResult<_>>()?;
+    let lw = word.len();
+    // The length bound first, with the GIL: most possibilities of a very different length are never
+    // copied out of Python at all.
+    let mut pool: Vec<(usize, Text)> = Vec::new();
+    for (index, x) in possibilities.try_iter()?.enumerate() {
+        let x = x?;
+        let x = exact_str(&x, "each possibility")?;
+        let lx = x.len()?;
+        if lx + lw == 0 || ratio_of(lx.min(lw), lx + lw) >= cutoff {
+            pool.push((index, text_of(x)?));
+        }
+    }
     Ok(py.detach(|| {
         use rayon::prelude::*;
         let narrow = match &word {
@@ -500,11 +508,9 @@ fn close_matches(
             Text::Wide(_) => None,
         };
         let wide = BSide::new(&word.codepoints(), autojunk);
-        let lw = word.len();
         let scored: Vec<Option<(f64, usize)>> = pool
             .par_iter()
-            .enumerate()
-            .map_init(Matcher::new, |m, (index, x)| {
+            .map_init(Matcher::new, |m, &(index, ref x)| {
                 let length = x.len() + lw;
                 if length == 0 {
                     return Some((1.0, index));
