@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,7 @@ from memdedup._reference import (
     DEDUP_SUBSUME_MIN_CHARS,
 )
 from memdedup.errors import InputTypeError, InvalidInputError
+from memdedup.guards import Guards, as_guards, guards_allow, replay_guarded
 
 __all__ = [
     "ClusterResult",
@@ -173,6 +175,7 @@ def replay(
     prefix: str = "raw",
     prefix_len: int = DEDUP_PREFIX_LEN,
     query_limit: int = DEDUP_QUERY_LIMIT,
+    guards: Guards | str | None = None,
 ) -> ReplayResult:
     """Replay writes in order, deciding each label as ``find_canonical_node`` would against a store
     that appends every new canonical (its stripped label), oldest first.
@@ -188,13 +191,19 @@ def replay(
 
     An empty label (``""``, ``None``, whitespace only) is never looked up and never a candidate: the
     seed returns before querying. It stays its own canonical with reason ``"empty"``.
+
+    ``guards`` (off by default): a candidate must also pass :func:`memdedup.guards.guards_allow`. A
+    guarded replay runs in Python (:func:`memdedup.guards.replay_guarded`), several times slower.
     """
     threshold = _check_threshold(threshold)
     if prefix_len < 0 or query_limit < 0:
         raise InvalidInputError("prefix_len and query_limit must not be negative")
     labels = list(labels)
     parts = _partitions(len(labels), scopes, layers)
-    canonical, reason, score = _impl.replay(
+    replay_impl = _impl.replay
+    if guards is not None and as_guards(guards):
+        replay_impl = partial(replay_guarded, guards=as_guards(guards))
+    canonical, reason, score = replay_impl(
         labels,
         parts,
         threshold=threshold,
@@ -216,10 +225,11 @@ def join(
     threshold: float = DEDUP_SIMILARITY_THRESHOLD,
     min_chars: int = DEDUP_SUBSUME_MIN_CHARS,
     scopes: Sequence[Hashable] | None = None,
+    guards: Guards | str | None = None,
 ) -> np.ndarray:
     """Every pair ``(i, j)``, ``i < j``, in the same scope, with ``labels_match(labels[i], labels[j])``
     and no prefix gate: exactly what brute force returns, as an ``(n_pairs, 2)`` int64 array sorted by
-    ``(i, j)``."""
+    ``(i, j)``. ``guards`` (off by default) drops the pairs :func:`memdedup.guards.guards_allow` blocks."""
     threshold = _check_threshold(threshold)
     labels = list(labels)
     parts = _partitions(len(labels), scopes, None)
@@ -234,6 +244,8 @@ def join(
         else:
             found = _reference.join(sub, threshold=threshold, min_chars=min_chars)
         pairs.extend((members[i], members[j]) for i, j in found)
+    if guards is not None and as_guards(guards):
+        pairs = [(i, j) for i, j in pairs if guards_allow(labels[i], labels[j], as_guards(guards))]
     pairs.sort()
     return np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
 
@@ -257,6 +269,7 @@ def clusters(
     threshold: float = DEDUP_SIMILARITY_THRESHOLD,
     min_chars: int = DEDUP_SUBSUME_MIN_CHARS,
     scopes: Sequence[Hashable] | None = None,
+    guards: Guards | str | None = None,
 ) -> ClusterResult:
     """Clusters from the matching pairs (computed by :func:`join` when not given).
 
@@ -268,7 +281,7 @@ def clusters(
     """
     labels = list(labels)
     if pairs is None:
-        pairs = join(labels, threshold=threshold, min_chars=min_chars, scopes=scopes)
+        pairs = join(labels, threshold=threshold, min_chars=min_chars, scopes=scopes, guards=guards)
     pair_list = [(int(i), int(j)) for i, j in np.asarray(pairs, dtype=np.int64).reshape(-1, 2)]
     canonical, via = _impl.clusters(len(labels), pair_list, mode=mode)
     collapsed = [(v, j) for j, v in enumerate(via) if v is not None]
@@ -288,3 +301,184 @@ def clusters(
             reason[j] = r or "unmatched"
             score[j] = s
     return ClusterResult(np.asarray(canonical, dtype=np.int64), list(via), reason, score)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Files: the front of `memdedup dedup`
+# ---------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LabelTable:
+    """Labels read from a file, with their scope and layer when the file has those columns."""
+
+    labels: list[str]
+    scopes: list[str] | None = None
+    layers: list[str] | None = None
+
+
+def read_label_table(
+    path: str,
+    *,
+    label_column: str = "label",
+    scope_column: str | None = "scope",
+    layer_column: str | None = "layer",
+    progress: Any = None,
+) -> LabelTable:
+    """Read labels from text (one per line), JSONL (objects with a label field) or CSV (a header row).
+
+    The format follows the extension (``.jsonl``/``.ndjson``, ``.csv``, ``.gz`` on any of them);
+    anything else is text. A scope or layer column is used when present; a label column that is
+    missing from a JSONL object or CSV header is an error naming the line, never a silent skip.
+    """
+    import csv
+    import gzip
+    import io
+    import json
+    from pathlib import Path
+
+    p = Path(path)
+    suffixes = [s.lower() for s in p.suffixes]
+    if suffixes and suffixes[-1] == ".gz":
+        suffixes = suffixes[:-1]
+    kind = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}.get(
+        suffixes[-1] if suffixes else "", "text"
+    )
+    try:
+        raw = gzip.open(p, "rb").read() if p.suffix.lower() == ".gz" else p.read_bytes()
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    text = raw.decode("utf-8", errors="surrogateescape")
+    labels: list[str] = []
+    scopes: list[str] = []
+    layers: list[str] = []
+    has_scope = has_layer = False
+    if kind == "text":
+        return LabelTable(_lines(text))
+    if kind == "csv":
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        header = reader.fieldnames or []
+        if label_column not in header:
+            raise InvalidInputError(
+                f"{path}: the CSV header has no {label_column!r} column (it has {header})"
+            )
+        has_scope = scope_column is not None and scope_column in header
+        has_layer = layer_column is not None and layer_column in header
+        rows: Iterable[dict[str, Any]] = reader
+    else:
+        rows_list = []
+        for number, line in enumerate(_lines(text), 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InvalidInputError(f"{path}:{number}: not JSON ({exc.msg})") from exc
+            if not isinstance(row, dict) or label_column not in row:
+                raise InvalidInputError(f"{path}:{number}: no {label_column!r} field")
+            rows_list.append(row)
+        has_scope = scope_column is not None and any(scope_column in r for r in rows_list)
+        has_layer = layer_column is not None and any(layer_column in r for r in rows_list)
+        rows = rows_list
+    for row in rows:
+        label = row.get(label_column)
+        labels.append("" if label is None else str(label))
+        if has_scope:
+            scopes.append(_column_text(row.get(scope_column)))
+        if has_layer:
+            layers.append(_column_text(row.get(layer_column)))
+        if progress is not None:
+            progress(1)
+    return LabelTable(labels, scopes if has_scope else None, layers if has_layer else None)
+
+
+def _lines(text: str) -> list[str]:
+    """Lines as Python's universal newlines read them (``\n``, ``\r\n``, ``\r``), and only those:
+    ``str.splitlines`` would also split at U+2028, ``\x85`` and the other separators a label or a JSON
+    string may hold. (Dask's ``read_text`` reads files the same way, so both engines see one input.)"""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def _column_text(value: Any) -> str:
+    import json
+
+    if value is None or isinstance(value, str):
+        return value or ""
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class DedupRun:
+    """The outcome of a file-level dedup: per label, its canonical index, reason and score."""
+
+    table: LabelTable
+    mode: str
+    canonical: np.ndarray
+    reason: list[str]
+    score: np.ndarray
+    seconds: float
+
+    def records(self) -> Iterable[dict[str, Any]]:
+        for k, label in enumerate(self.table.labels):
+            score = float(self.score[k])
+            yield {
+                "index": k,
+                "label": label,
+                "canonical": int(self.canonical[k]),
+                "reason": self.reason[k],
+                "score": None if math.isnan(score) else score,
+            }
+
+    def summary(self) -> dict[str, Any]:
+        from collections import Counter
+
+        n = len(self.table.labels)
+        collapsed = int(np.count_nonzero(self.canonical != np.arange(n)))
+        return {
+            "labels": n,
+            "canonicals": n - collapsed,
+            "collapsed": collapsed,
+            "by_reason": dict(Counter(self.reason)),
+            "seconds": round(self.seconds, 3),
+            "mode": self.mode,
+        }
+
+
+def dedup_table(
+    table: LabelTable,
+    *,
+    mode: str = "replay",
+    threshold: float = DEDUP_SIMILARITY_THRESHOLD,
+    min_chars: int = DEDUP_SUBSUME_MIN_CHARS,
+    prefix: str = "raw",
+    cluster: str = "canonical",
+) -> DedupRun:
+    """Dedup a whole table: ``replay`` (the write-time decisions, in order) or ``join`` (every matching
+    pair, no prefix gate, then clusters)."""
+    import time
+
+    threshold = _check_threshold(threshold)
+    if not 0.0 <= threshold <= 1.0:
+        raise InvalidInputError(f"threshold must lie in [0, 1], not {threshold}")
+    start = time.perf_counter()
+    if mode == "replay":
+        r = replay(
+            table.labels,
+            scopes=table.scopes,
+            layers=table.layers,
+            threshold=threshold,
+            min_chars=min_chars,
+            prefix=prefix,
+        )
+        canonical, reason, score = r.canonical, r.reason, r.score
+    elif mode == "join":
+        scopes = table.scopes
+        if table.layers is not None:
+            # (scope, layer) pairs: tuples, so no separator can make two partitions collide.
+            scopes = list(zip(scopes or [None] * len(table.labels), table.layers, strict=True))
+        c = clusters(table.labels, mode=cluster, threshold=threshold, min_chars=min_chars, scopes=scopes)
+        canonical, reason, score = c.canonical, c.reason, c.score
+    else:
+        raise InvalidInputError(f"mode must be 'replay' or 'join', not {mode!r}")
+    return DedupRun(table, mode, canonical, reason, score, time.perf_counter() - start)

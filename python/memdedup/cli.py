@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-from memdedup.errors import MemdedupError
+from memdedup.errors import InvalidInputError, MemdedupError
 
 __all__ = ["build_parser", "main"]
 
@@ -54,7 +54,9 @@ def _counter_line(counter: dict[str, int]) -> str:
 
 
 @contextmanager
-def _progress_bar(total: int, enabled: bool) -> Iterator[Callable[[int], None] | None]:
+def _progress_bar(
+    total: int, enabled: bool, *, unit: str = "turn", desc: str = "ingest"
+) -> Iterator[Callable[[int], None] | None]:
     """A tqdm bar on stderr when tqdm is installed and ``enabled``; otherwise no bar at all."""
     if not enabled:
         yield None
@@ -65,7 +67,7 @@ def _progress_bar(total: int, enabled: bool) -> Iterator[Callable[[int], None] |
         yield None
         return
     # disable=None: tqdm shows the bar only when stderr is a terminal.
-    with tqdm(total=total, unit="turn", desc="ingest", disable=None, leave=False, file=sys.stderr) as bar:
+    with tqdm(total=total or None, unit=unit, desc=desc, disable=None, leave=False, file=sys.stderr) as bar:
         yield bar.update
 
 
@@ -201,9 +203,242 @@ def print_ingest_summary(report: Any, out: TextIO) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------
+# dedup
+# ---------------------------------------------------------------------------------------------------
+def _unit_interval(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must lie in [0, 1], not {value}")
+    return value
+
+
+def _add_dedup_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "dedup",
+        help="find the restatements in a file of labels",
+        description=(
+            "Read INPUT (text: one label per line; .jsonl or .csv: a label column and optional scope and "
+            "layer columns) and decide for every label which earlier label it restates. --mode replay "
+            "replays the writes in order as the write-time lookup decides them (prefix gate, first match); "
+            "--mode join finds every matching pair with no prefix gate and clusters them. Scope and layer "
+            "are hard partitions."
+        ),
+    )
+    parser.add_argument("input", metavar="INPUT", help="labels: .txt, .jsonl or .csv (optionally .gz)")
+    parser.add_argument("--mode", choices=("replay", "join"), default="replay")
+    parser.add_argument("--threshold", type=_unit_interval, default=0.85, help="ratio threshold (0.85)")
+    parser.add_argument("--min-chars", type=int, default=16, help="containment minimum length (16)")
+    parser.add_argument(
+        "--prefix",
+        choices=("raw", "normalised"),
+        default="raw",
+        help="replay's candidate gate: the raw label's prefix (the seed's) or the normalised label's",
+    )
+    parser.add_argument(
+        "--cluster", choices=("canonical", "components"), default="canonical", help="join's clustering"
+    )
+    parser.add_argument("--label-column", default="label")
+    parser.add_argument("--scope-column", default="scope")
+    parser.add_argument("--layer-column", default="layer")
+    parser.add_argument(
+        "--out", metavar="PATH", help="write one JSON line per label (index, label, canonical, reason, score)"
+    )
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    parser.add_argument(
+        "--engine",
+        choices=("in-process", "dask"),
+        default="in-process",
+        help="in-process (default), or dask: partitioned by scope on a Dask cluster (memdedup[dask]); "
+        "the same output. Dask also reads .parquet",
+    )
+    parser.add_argument(
+        "--scheduler", metavar="ADDRESS", help="dask: an existing cluster's scheduler (default: a local one)"
+    )
+    parser.add_argument(
+        "--workers", type=int, metavar="N", help="dask: the local cluster's worker processes (default: CPUs)"
+    )
+    parser.set_defaults(func=_run_dedup)
+
+
+def _run_dedup(args: argparse.Namespace) -> int:
+    from memdedup.batch import dedup_table, read_label_table
+
+    if args.engine == "dask":
+        run = _run_dedup_dask(args)
+    else:
+        if args.scheduler is not None or args.workers is not None:
+            raise InvalidInputError("--scheduler and --workers apply to --engine dask only")
+        with _progress_bar(0, not args.no_progress and not args.json, unit="label", desc="read") as progress:
+            table = read_label_table(
+                args.input,
+                label_column=args.label_column,
+                scope_column=args.scope_column,
+                layer_column=args.layer_column,
+                progress=progress,
+            )
+        run = dedup_table(
+            table,
+            mode=args.mode,
+            threshold=args.threshold,
+            min_chars=args.min_chars,
+            prefix=args.prefix,
+            cluster=args.cluster,
+        )
+    if args.out:
+        try:
+            with open(args.out, "w", encoding="utf-8", errors="surrogateescape") as out:
+                for record in run.records():
+                    out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        except OSError as exc:
+            raise InvalidInputError(f"cannot write {args.out}: {exc.strerror or exc}") from exc
+    summary = run.summary()
+    if args.json:
+        json.dump(summary, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    sys.stdout.write(
+        f"memdedup dedup: {args.input} ({args.mode}"
+        + (f", prefix {args.prefix}" if args.mode == "replay" else f", {args.cluster} clusters")
+        + f", threshold {args.threshold})\n"
+        f"  {summary['labels']} labels: {summary['canonicals']} canonical, {summary['collapsed']} collapsed"
+        f" in {summary['seconds']:.2f} s\n"
+        f"  by reason: {_counter_line(summary['by_reason'])}\n"
+    )
+    if args.out:
+        sys.stdout.write(f"  wrote {args.out}\n")
+    return 0
+
+
+def _run_dedup_dask(args: argparse.Namespace) -> Any:
+    """``--engine dask``: the same :class:`~memdedup.batch.DedupRun`, computed on a Dask cluster."""
+    try:
+        from memdedup.dask import dedup_file
+    except ImportError as exc:
+        raise InvalidInputError(f"--engine dask: {exc}") from exc
+    return dedup_file(
+        args.input,
+        mode=args.mode,
+        label=args.label_column,
+        scope=args.scope_column,
+        layer=args.layer_column,
+        threshold=args.threshold,
+        min_chars=args.min_chars,
+        prefix=args.prefix,
+        cluster=args.cluster,
+        scheduler=args.scheduler,
+        workers=args.workers,
+    )
+
+
+# ---------------------------------------------------------------------------------------------------
+# tune
+# ---------------------------------------------------------------------------------------------------
+def _thresholds_arg(text: str) -> Any:
+    from memdedup.tuning import parse_thresholds
+
+    try:
+        return parse_thresholds(text)
+    except InvalidInputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _guards_arg(text: str) -> Any:
+    from memdedup.guards import Guards
+
+    try:
+        return Guards.parse(text)
+    except InvalidInputError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _add_tune_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "tune",
+        help="measure which restatement classes collapse or slip through at each threshold",
+        description=(
+            "Decide labelled pairs (JSONL: stored, incoming, same_fact, optional class; default: the bundled "
+            "restatement corpus) as the write-time path does (prefix gate, ratio OR containment, guards) at "
+            "every threshold of --thresholds, and report precision, recall and F1, the collapses per class, "
+            "and the false merges and misses at --threshold with their scores."
+        ),
+    )
+    parser.add_argument("pairs", metavar="PAIRS.jsonl", nargs="?", help="labelled pairs (default: bundled)")
+    parser.add_argument(
+        "--thresholds",
+        type=_thresholds_arg,
+        default="0.70:0.95:0.01",
+        help="A:B:STEP, inclusive (default 0.70:0.95:0.01), or comma-separated values",
+    )
+    parser.add_argument(
+        "--threshold", type=_unit_interval, default=0.85, help="the threshold detailed (default 0.85)"
+    )
+    parser.add_argument("--min-chars", type=int, default=16, help="containment minimum length (16)")
+    parser.add_argument(
+        "--prefix",
+        choices=("raw", "normalised", "none"),
+        default="raw",
+        help="candidate gate: the raw label's 20-char prefix (the seed's), the normalised one's, or none",
+    )
+    parser.add_argument(
+        "--guards",
+        type=_guards_arg,
+        default="none",
+        help="none, value, negation, all or value,negation (default none)",
+    )
+    parser.add_argument("--show", type=int, default=20, help="false merges and misses listed (0: all)")
+    parser.add_argument("--json", action="store_true", help="print the full report as JSON")
+    parser.add_argument(
+        "--plot", metavar="FILE.png", help="draw precision/recall and a class heatmap (needs matplotlib)"
+    )
+    parser.set_defaults(func=_run_tune)
+
+
+def _run_tune(args: argparse.Namespace) -> int:
+    import importlib.util
+
+    from memdedup.tuning import plot_sweep, tune
+
+    if args.plot and importlib.util.find_spec("matplotlib") is None:
+        print("memdedup tune: error: --plot needs matplotlib: pip install 'memdedup[plot]'", file=sys.stderr)
+        return 2
+    if args.min_chars < 0:
+        raise InvalidInputError(f"--min-chars must not be negative, not {args.min_chars}")
+    report = tune(
+        args.pairs,
+        thresholds=args.thresholds,
+        threshold=args.threshold,
+        min_chars=args.min_chars,
+        prefix=args.prefix,
+        guards=args.guards,
+    )
+    if args.plot:
+        try:
+            plot_sweep(
+                report.sweep, args.plot, threshold=args.threshold, title=f"memdedup tune: {report.source}"
+            )
+        except OSError as exc:
+            raise InvalidInputError(f"cannot write {args.plot}: {exc.strerror or exc}") from exc
+    if args.json:
+        out = report.to_dict()
+        if args.plot:
+            out["plot"] = args.plot
+        json.dump(out, sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return 0
+    sys.stdout.write(report.text(show=args.show))
+    if args.plot:
+        sys.stdout.write(f"\nwrote {args.plot}\n")
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------------
 # The command
 # ---------------------------------------------------------------------------------------------------
-_SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (_add_ingest_parser,)
+_SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (_add_ingest_parser, _add_dedup_parser, _add_tune_parser)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -20,6 +20,7 @@ from memdedup._reference import (
     stored_scope_path,
 )
 from memdedup._reference import find_canonical_node as _sequential_find_canonical_node
+from memdedup.guards import Guards, as_guards, guards_allow
 
 __all__ = [
     "DEDUP_PREFIX_LEN",
@@ -43,9 +44,17 @@ def labels_match(
     *,
     threshold: float = DEDUP_SIMILARITY_THRESHOLD,
     min_chars: int = DEDUP_SUBSUME_MIN_CHARS,
+    guards: Guards | str | None = None,
 ) -> bool:
-    """The shared same-fact criterion: fuzzy ratio OR subsumption (see the module docstring)."""
-    return _impl.labels_match(stored, incoming, threshold=threshold, min_chars=min_chars)
+    """The shared same-fact criterion: fuzzy ratio OR subsumption (see the module docstring).
+
+    ``guards`` (off by default): also require :func:`memdedup.guards.guards_allow` (value / negation).
+    """
+    matched = _impl.labels_match(stored, incoming, threshold=threshold, min_chars=min_chars)
+    if guards is None:
+        return matched
+    guards = as_guards(guards)
+    return matched and guards_allow(stored, incoming, guards)
 
 
 async def find_canonical_node(
@@ -56,6 +65,7 @@ async def find_canonical_node(
     label: str,
     threshold: float = DEDUP_SIMILARITY_THRESHOLD,
     requested_id: str | None = None,
+    guards: Guards | str | None = None,
 ) -> Any:
     """Return the existing node the write should collapse into, if any.
 
@@ -69,7 +79,11 @@ async def find_canonical_node(
     The candidates' labels are decided in one call to the core. Nodes of an unexpected shape (a
     ``label`` that cannot be read or turned into text) send the lookup down the sequential path, which
     fails, or not, exactly where the seed's loop would.
+
+    ``guards`` (off by default, and then the lookup is exactly the seed's): a candidate must also pass
+    :func:`memdedup.guards.guards_allow` to be chosen; the requested-id short-circuit is unchanged.
     """
+    guards = as_guards(guards) or None
     label = (label or "").strip()
     if not label or graph is None or not hasattr(graph, "query_nodes"):
         return None
@@ -86,6 +100,15 @@ async def find_canonical_node(
             labels = [getattr(node, "label", "") or "" for node in candidates]
             matched = _impl.match_mask(label, labels, threshold=threshold)
         except Exception:
+            if guards is not None:
+                for node in candidates:  # the seed's loop, with the guards: fails where it would
+                    node_label = getattr(node, "label", "") or ""
+                    if labels_match(node_label, label, threshold=threshold, guards=guards) and (
+                        stored_scope_path(getattr(node, "properties", None), getattr(node, "tenant_id", ""))
+                        == write_path
+                    ):
+                        return node
+                return None
             return await _sequential_find_canonical_node(
                 _FixedCandidates(candidates),
                 scope,
@@ -94,8 +117,8 @@ async def find_canonical_node(
                 threshold=threshold,
                 requested_id=None,
             )
-        for node, is_match in zip(candidates, matched, strict=True):
-            if not is_match:
+        for k, (node, is_match) in enumerate(zip(candidates, matched, strict=True)):
+            if not is_match or (guards is not None and not guards_allow(labels[k], label, guards)):
                 continue
             owner = stored_scope_path(getattr(node, "properties", None), getattr(node, "tenant_id", ""))
             if owner != write_path:
