@@ -20,7 +20,6 @@ def match_first(
 def match_mask(
     incoming: Any, candidates: Sequence[Any], *, threshold: float | SupportsFloat = 0.85, min_chars: int = 16
 ) -> list[bool]: ...
-
 def close_matches(
     word: str, possibilities: Sequence[str], cutoff: float, *, autojunk: bool = True
 ) -> list[tuple[float, int]]: ...
