@@ -5,11 +5,12 @@
 //! number of worker threads: work is split by pair or by partition, never by order-dependent state.
 
 use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 
 use rayon::prelude::*;
 
 use crate::contract::{MatchParams, Reason};
-use crate::matcher::{ratio_of, BSide, Matcher};
+use crate::matcher::{ratio_of, BSide, IdHasher, Matcher};
 use crate::text::{Query, Text};
 
 /// `labels_match(stored[k], incoming[k])` for every k, in parallel.
@@ -147,43 +148,88 @@ pub fn replay(
 struct PrefixIndex {
     prefix_len: usize,
     limit: usize,
-    full: HashMap<Text, Vec<u32>>,
-    short: HashMap<Text, Vec<u32>>,
+    /// `(prefix length, hash of its code points)` -> slots holding that prefix (collisions share).
+    map: HashMap<(u32, u64), Vec<u32>, BuildHasherDefault<IdHasher>>,
+    /// Each slot: a prefix's code points and its canonicals, oldest first.
+    slots: Vec<(Vec<u32>, Vec<u32>)>,
+    /// Which lengths below `prefix_len` some short query has (only those need probing on insert).
+    short_lens: Vec<bool>,
+}
+
+/// The hashes of every prefix of `cps` up to `n` code points: `out[l]` hashes `cps[..l]`.
+fn prefix_hashes(cps: &[u32], n: usize, out: &mut Vec<u64>) {
+    out.clear();
+    let mut h = 0x9E37_79B9_7F4A_7C15u64;
+    out.push(h);
+    for &c in &cps[..n.min(cps.len())] {
+        h = (h.rotate_left(5) ^ c as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        out.push(h);
+    }
 }
 
 impl PrefixIndex {
-    fn new(prefix_len: usize, limit: usize, short_queries: impl Iterator<Item = Text>) -> Self {
-        let short = short_queries.map(|k| (k, Vec::new())).collect();
-        PrefixIndex {
+    fn new(prefix_len: usize, limit: usize, short_queries: impl Iterator<Item = Vec<u32>>) -> Self {
+        let mut index = PrefixIndex {
             prefix_len,
             limit,
-            full: HashMap::new(),
-            short,
+            map: HashMap::default(),
+            slots: Vec::new(),
+            short_lens: vec![false; prefix_len],
+        };
+        let mut hashes = Vec::new();
+        for key in short_queries {
+            prefix_hashes(&key, key.len(), &mut hashes);
+            let l = key.len();
+            index.short_lens[l] = true;
+            index.slot(&key, l, hashes[l], true);
+        }
+        index
+    }
+
+    /// The slot of `cps[..l]` (hash `h`), created when `create` says so.
+    fn slot(&mut self, cps: &[u32], l: usize, h: u64, create: bool) -> Option<usize> {
+        let found = self.map.get(&(l as u32, h)).and_then(|slots| {
+            slots
+                .iter()
+                .map(|&s| s as usize)
+                .find(|&s| self.slots[s].0 == cps[..l])
+        });
+        if found.is_some() || !create {
+            return found;
+        }
+        let s = self.slots.len();
+        self.slots.push((cps[..l].to_vec(), Vec::new()));
+        self.map.entry((l as u32, h)).or_default().push(s as u32);
+        Some(s)
+    }
+
+    /// The canonicals a query with key `cps` fetches.
+    fn candidates(&mut self, cps: &[u32], hashes: &[u64]) -> &[u32] {
+        let l = cps.len().min(self.prefix_len);
+        match self.slot(cps, l, hashes[l], false) {
+            Some(s) => &self.slots[s].1,
+            None => &[],
         }
     }
 
-    fn candidates(&self, key: &Text) -> &[u32] {
-        let found = if key.len() >= self.prefix_len {
-            self.full.get(&key.prefix(self.prefix_len))
-        } else {
-            self.short.get(key)
-        };
-        found.map_or(&[], |v| &v[..])
-    }
-
-    fn insert(&mut self, key: &Text, index: u32) {
-        if key.len() >= self.prefix_len {
-            let list = self.full.entry(key.prefix(self.prefix_len)).or_default();
-            if list.len() < self.limit {
+    fn insert(&mut self, cps: &[u32], hashes: &[u64], index: u32) {
+        let limit = self.limit;
+        let push = |slots: &mut Vec<(Vec<u32>, Vec<u32>)>, s: usize| {
+            let list = &mut slots[s].1;
+            if list.len() < limit {
                 list.push(index);
             }
+        };
+        if cps.len() >= self.prefix_len {
+            if let Some(s) = self.slot(cps, self.prefix_len, hashes[self.prefix_len], true) {
+                push(&mut self.slots, s);
+            }
         }
-        if !self.short.is_empty() {
-            for l in 0..=key.len().min(self.prefix_len.saturating_sub(1)) {
-                if let Some(list) = self.short.get_mut(&key.prefix(l)) {
-                    if list.len() < self.limit {
-                        list.push(index);
-                    }
+        let shortest_to_longest = cps.len().min(self.prefix_len.saturating_sub(1)) + 1;
+        for (l, &h) in hashes.iter().enumerate().take(shortest_to_longest) {
+            if self.short_lens.get(l).copied().unwrap_or(false) {
+                if let Some(s) = self.slot(cps, l, h, false) {
+                    push(&mut self.slots, s);
                 }
             }
         }
@@ -201,25 +247,28 @@ fn replay_partition(
     rp: &ReplayParams,
 ) -> Vec<Decided> {
     let key_of = |i: u32| match rp.prefix_mode {
-        PrefixMode::Raw => &stripped[i as usize],
-        PrefixMode::Normalised => &normalised[i as usize],
+        PrefixMode::Raw => stripped[i as usize].codepoints(),
+        PrefixMode::Normalised => normalised[i as usize].codepoints(),
     };
-    let short_queries: std::collections::HashSet<Text> = members
+    let short_queries: std::collections::HashSet<Vec<u32>> = members
         .iter()
-        .filter(|&&i| !stripped[i as usize].is_empty() && key_of(i).len() < rp.prefix_len)
-        .map(|&i| key_of(i).clone())
+        .filter(|&&i| !stripped[i as usize].is_empty())
+        .map(|&i| key_of(i))
+        .filter(|key| key.len() < rp.prefix_len)
         .collect();
     let mut index = PrefixIndex::new(rp.prefix_len, rp.query_limit, short_queries.into_iter());
     let mut out = Vec::with_capacity(members.len());
+    let mut hashes = Vec::new();
     for &i in members {
         if stripped[i as usize].is_empty() {
             out.push((i, i, Some(Outcome::Empty), f64::NAN));
             continue;
         }
         let key = key_of(i);
+        prefix_hashes(&key, rp.prefix_len, &mut hashes);
         let mut query = Query::new(normalised[i as usize].clone());
         let hit = index
-            .candidates(key)
+            .candidates(&key, &hashes)
             .iter()
             .copied()
             .find(|&c| query.matches(m, &normalised[c as usize], &rp.matching));
@@ -230,7 +279,7 @@ fn replay_partition(
                 out.push((i, c, Some(Outcome::Collapsed(reason)), d.score));
             }
             None => {
-                index.insert(key, i);
+                index.insert(&key, &hashes, i);
                 out.push((i, i, Some(Outcome::New), f64::NAN));
             }
         }
