@@ -332,7 +332,6 @@ def read_label_table(
     import csv
     import gzip
     import io
-    import json
     from pathlib import Path
 
     p = Path(path)
@@ -366,15 +365,9 @@ def read_label_table(
     else:
         rows_list = []
         for number, line in enumerate(_lines(text), 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InvalidInputError(f"{path}:{number}: not JSON ({exc.msg})") from exc
-            if not isinstance(row, dict) or label_column not in row:
-                raise InvalidInputError(f"{path}:{number}: no {label_column!r} field")
-            rows_list.append(row)
+            row = parse_jsonl_row(line, label_column, f"{path}:{number}")
+            if row is not None:
+                rows_list.append(row)
         has_scope = scope_column is not None and any(scope_column in r for r in rows_list)
         has_layer = layer_column is not None and any(layer_column in r for r in rows_list)
         rows = rows_list
@@ -388,6 +381,22 @@ def read_label_table(
         if progress is not None:
             progress(1)
     return LabelTable(labels, scopes if has_scope else None, layers if has_layer else None)
+
+
+def parse_jsonl_row(line: str, label_column: str, where: str) -> dict[str, Any] | None:
+    """One JSONL line as an object holding ``label_column``; None for a blank line; an error naming
+    ``where`` for anything else (shared by both engines of ``memdedup dedup``)."""
+    import json
+
+    if not line.strip():
+        return None
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(f"{where}: not JSON ({exc.msg})") from exc
+    if not isinstance(row, dict) or label_column not in row:
+        raise InvalidInputError(f"{where}: no {label_column!r} field")
+    return row
 
 
 def _lines(text: str) -> list[str]:

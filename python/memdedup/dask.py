@@ -18,7 +18,6 @@ warning when one group holds more than half of the rows.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import os
@@ -77,14 +76,9 @@ def _jsonl_rows(lines: list[str], columns: tuple[str, ...], path: str) -> list[t
     label, *others = columns
     out = []
     for line in lines:
-        if not line.strip():
+        row = batch.parse_jsonl_row(line, label, f"{path} (line {line[:80]!r})")
+        if row is None:
             continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InvalidInputError(f"{path}: not JSON ({exc.msg}): {line[:80]!r}") from exc
-        if not isinstance(row, dict) or label not in row:
-            raise InvalidInputError(f"{path}: no {label!r} field: {line[:80]!r}")
         value = row[label]
         out.append(("" if value is None else str(value), *(batch._column_text(row.get(c)) for c in others)))
     return out
