@@ -11,6 +11,7 @@
 pub mod batch;
 pub mod contract;
 pub mod error;
+pub mod join;
 pub mod matcher;
 pub mod normalise;
 pub mod sym;

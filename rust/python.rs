@@ -830,6 +830,33 @@ fn replay(
     Ok((r.canonical, outcomes, r.score))
 }
 
+/// Every pair `(i, j)`, `i < j`, with `labels_match(labels[i], labels[j])`, no prefix gate: the exact
+/// all-pairs join of `crate::join`, without the GIL.
+#[pyfunction]
+#[pyo3(signature = (labels, *, threshold = DEFAULT, min_chars = 16))]
+fn join(
+    py: Python<'_>,
+    labels: &Bound<'_, PyAny>,
+    threshold: Threshold<'_>,
+    min_chars: i64,
+) -> PyResult<Vec<(u32, u32)>> {
+    let norm: Vec<Text> = labels_of(labels)?
+        .iter()
+        .map(normalise_str)
+        .collect::<PyResult<_>>()?;
+    if norm.len() >= u32::MAX as usize {
+        return Err(to_pyerr(
+            py,
+            Error::InvalidInput("join takes fewer than 2**32 - 1 labels".into()),
+        ));
+    }
+    let p = MatchParams {
+        threshold: float_threshold(&threshold, "threshold")?,
+        min_chars: min_chars_of(min_chars),
+    };
+    Ok(py.detach(|| crate::join::join(&norm, &p)))
+}
+
 /// Cluster assignment from matching pairs: canonical index and the partner that justified each collapse.
 #[pyfunction]
 #[pyo3(signature = (n, pairs, *, mode = "canonical"))]
@@ -910,6 +937,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cdist, m)?)?;
     m.add_function(wrap_pyfunction!(replay, m)?)?;
     m.add_function(wrap_pyfunction!(clusters, m)?)?;
+    m.add_function(wrap_pyfunction!(join, m)?)?;
     m.add_function(wrap_pyfunction!(pair_reasons, m)?)?;
     m.add_class::<SequenceIndex>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
