@@ -194,44 +194,31 @@ fn min_chars_of(min_chars: i64) -> usize {
     min_chars.max(0) as usize
 }
 
-/// One stored label against a prepared incoming one: the reason it matches, with the exact ratio
-/// when it was computed (always, on the slow path a non-float threshold takes).
+/// One stored label against a prepared incoming one: the reason it matches and the exact ratio. Both
+/// rules are evaluated here, ratio first, as the reference evaluates them, so a threshold of any number
+/// type is compared by Python's own `>=` (the float fast paths call `Query::matches` instead).
 fn decide_one(
     m: &mut Matcher,
     q: &mut Query,
     stored: &Text,
     threshold: &Threshold<'_>,
     min_chars: usize,
-    want_score: bool,
 ) -> PyResult<Option<(Reason, f64)>> {
-    match threshold {
-        Threshold::Float(t) if !want_score => {
-            let p = MatchParams {
-                threshold: *t,
-                min_chars,
-            };
-            Ok(q.matches(m, stored, &p)
-                .then_some((Reason::Ratio, f64::NAN)))
-        }
-        _ => {
-            if stored.is_empty() || q.text().is_empty() {
-                return Ok(None);
-            }
-            // `min_chars: usize::MAX` keeps `decide` from claiming containment: both rules are
-            // evaluated here, ratio first, as the reference evaluates them.
-            let p = MatchParams {
-                threshold: f64::INFINITY,
-                min_chars: usize::MAX,
-            };
-            let d = q.decide(m, stored, &p);
-            if threshold.admits(d.score)? {
-                Ok(Some((Reason::Ratio, d.score)))
-            } else if q.contains_shorter(stored, min_chars) {
-                Ok(Some((Reason::Containment, d.score)))
-            } else {
-                Ok(None)
-            }
-        }
+    if stored.is_empty() || q.text().is_empty() {
+        return Ok(None);
+    }
+    // `min_chars: usize::MAX` keeps `decide` from claiming containment (decided below).
+    let p = MatchParams {
+        threshold: f64::INFINITY,
+        min_chars: usize::MAX,
+    };
+    let d = q.decide(m, stored, &p);
+    if threshold.admits(d.score)? {
+        Ok(Some((Reason::Ratio, d.score)))
+    } else if q.contains_shorter(stored, min_chars) {
+        Ok(Some((Reason::Containment, d.score)))
+    } else {
+        Ok(None)
     }
 }
 
@@ -364,7 +351,7 @@ fn labels_match(
             with_matcher(|m| Query::new(b).matches(m, &a, &p))
         }));
     }
-    with_matcher(|m| decide_one(m, &mut Query::new(b), &a, &threshold, min_chars, true))
+    with_matcher(|m| decide_one(m, &mut Query::new(b), &a, &threshold, min_chars))
         .map(|d| d.is_some())
 }
 
@@ -386,7 +373,6 @@ fn match_reason(
             &a,
             &threshold,
             min_chars_of(min_chars),
-            true,
         )
     })?;
     Ok(d.map(|(r, score)| (r.as_str(), score)))
@@ -433,7 +419,7 @@ fn scan_candidates(
     with_matcher(|m| {
         let mut out = Vec::with_capacity(stored.len());
         for a in &stored {
-            let hit = decide_one(m, &mut q, a, &threshold, min_chars, true)?.is_some();
+            let hit = decide_one(m, &mut q, a, &threshold, min_chars)?.is_some();
             out.push(hit);
             if hit && first_only {
                 break;
