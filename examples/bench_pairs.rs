@@ -12,11 +12,13 @@ use memdedup::{Query, Text};
 fn main() {
     let path = std::env::args()
         .nth(1)
-        .expect("usage: bench_pairs PAIRS.tsv [rounds]");
+        .expect("usage: bench_pairs PAIRS.tsv [rounds] [ratio|match]");
     let rounds: usize = std::env::args()
         .nth(2)
         .and_then(|r| r.parse().ok())
         .unwrap_or(3);
+    // Optional third argument: `ratio` or `match`, to time (or count instructions of) one alone.
+    let only = std::env::args().nth(3).unwrap_or_default();
     let text = std::fs::read_to_string(path).expect("readable pairs file");
     let pairs: Vec<(&[u8], &[u8])> = text
         .lines()
@@ -25,6 +27,7 @@ fn main() {
         .collect();
     let normalised: Vec<(Text, Text)> = pairs
         .iter()
+        .filter(|_| only != "ratio")
         .map(|(a, b)| {
             let norm =
                 |s: &[u8]| Text::from_codepoints(&s.iter().map(|&c| c as u32).collect::<Vec<_>>());
@@ -40,7 +43,7 @@ fn main() {
     for round in 0..rounds {
         let start = Instant::now();
         let mut total = 0.0;
-        for (a, b) in &pairs {
+        for (a, b) in pairs.iter().filter(|_| only != "match") {
             side.rebuild(b, true, None);
             m.set_a(a, &side);
             total += ratio_of(m.matches(&side), a.len() + b.len());
@@ -48,7 +51,7 @@ fn main() {
         let ratio_ns = start.elapsed().as_secs_f64() / pairs.len() as f64 * 1e9;
         let start = Instant::now();
         let mut hits = 0;
-        for (a, b) in &normalised {
+        for (a, b) in normalised.iter().filter(|_| only != "ratio") {
             hits += Query::new(b.clone()).matches(&mut m, a, &p) as usize;
         }
         let match_ns = start.elapsed().as_secs_f64() / pairs.len() as f64 * 1e9;

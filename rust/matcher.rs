@@ -27,6 +27,13 @@ pub const NONE: u32 = u32::MAX;
 /// The widest `b` range the byte-row DP takes (its run lengths are bytes).
 const DENSE_MAX_WIDTH: usize = 255;
 
+/// The most 16-column vectors a row of the register DP (`dense_regs`) holds.
+const DENSE_REG_VECTORS: usize = 8;
+
+/// A range whose known common run (prefix or suffix) is at least this long is searched from anchor
+/// rows (`anchor_core`) instead of row by row.
+const ANCHOR_MIN_RUN: usize = 8;
+
 /// difflib's `_calculate_ratio`: `2.0 * matches / length`, and 1.0 for two empty sequences.
 #[inline]
 pub fn ratio_of(matches: usize, length: usize) -> f64 {
@@ -83,6 +90,19 @@ pub struct BSide<T: Sym> {
     /// difflib's `fullbcount`: occurrences of each id in `b`, junk and popular included.
     counts: Vec<u32>,
     any_junk: bool,
+    /// No element of `b` is junk or popular: every equal pair of elements is in `b2j`.
+    all_indexed: bool,
+    /// Whether `positions` (difflib's `b2j` lists), `present` and `elems` were built for this `b`;
+    /// `rebuild_plain_bytes` skips them.
+    has_positions: bool,
+    /// `b2j` as bitsets when `all_indexed`: bit `j % 64` of `bits[(j / 64) * bit_ids + id]` is set
+    /// when `b[j]` has id `id` (word-major, so building needs no multiply and one word of every id
+    /// sits together); `words` and `bit_ids` only grow, so a smaller `b` reuses the layout.
+    bits: Vec<u64>,
+    words: usize,
+    bit_ids: usize,
+    /// Whether the last `rebuild` set bits (which the next one clears).
+    has_bits: bool,
     /// For byte strings: `b` itself, and 0xFF where `b[j]` is indexed (0 where junk or popular).
     bytes: Vec<u8>,
     indexed_mask: Vec<u8>,
@@ -104,6 +124,12 @@ impl<T: Sym> Default for BSide<T> {
             popular: Vec::new(),
             counts: Vec::new(),
             any_junk: false,
+            all_indexed: true,
+            has_positions: false,
+            bits: Vec::new(),
+            words: 0,
+            bit_ids: 0,
+            has_bits: false,
             bytes: Vec::new(),
             indexed_mask: Vec::new(),
         }
@@ -122,6 +148,14 @@ impl<T: Sym> BSide<T> {
     /// in first-occurrence order, as difflib calls `isjunk` on `b2j`'s keys.
     pub fn rebuild(&mut self, b: &[T], autojunk: bool, is_junk: Option<&mut dyn FnMut(T) -> bool>) {
         // Reset only what the previous `b` touched: per-id state is sparse in a byte alphabet.
+        // Clear exactly the bitset words the last `b` set (one per element): no memset calls.
+        if std::mem::take(&mut self.has_bits) {
+            for (j, &id) in self.ids.iter().enumerate() {
+                if let Some(word) = self.bits.get_mut((j / 64) * self.bit_ids + id as usize) {
+                    *word = 0;
+                }
+            }
+        }
         for &id in &self.present {
             let id = id as usize;
             self.counts[id] = 0;
@@ -144,6 +178,12 @@ impl<T: Sym> BSide<T> {
         self.seq.clear();
         self.seq.extend_from_slice(b);
         self.ids.clear();
+        let n = b.len();
+        if T::DIRECT_ALPHABET == 256 && is_junk.is_none() && !(autojunk && n >= 200) {
+            self.rebuild_plain_bytes(b);
+            return;
+        }
+        self.has_positions = true;
         if T::DIRECT_ALPHABET > 0 {
             self.ids.extend(b.iter().map(|&x| x.code()));
             self.grow_ids(T::DIRECT_ALPHABET);
@@ -173,7 +213,6 @@ impl<T: Sym> BSide<T> {
                 }
             }
         }
-        let n = b.len();
         if autojunk && n >= 200 {
             let ntest = n / 100 + 1;
             for &id in &self.present {
@@ -195,6 +234,7 @@ impl<T: Sym> BSide<T> {
         self.positions.resize(total as usize, 0);
         if T::DIRECT_ALPHABET == 256 {
             self.bytes.clear();
+            self.bytes.resize(FRONT_PAD, 0);
             self.bytes.extend(b.iter().map(|&x| x.code() as u8));
             self.indexed_mask.clear();
             let (junk, popular) = (&self.junk, &self.popular);
@@ -211,6 +251,15 @@ impl<T: Sym> BSide<T> {
         }
         // Fill each indexed id's run in ascending j; `run_len` counts up to the id's count.
         let all_indexed = total as usize == n;
+        self.all_indexed = all_indexed;
+        if all_indexed {
+            self.ensure_bit_rows(self.counts.len(), n);
+            self.has_bits = true;
+            let stride = self.bit_ids;
+            for (j, &id) in self.ids.iter().enumerate() {
+                self.bits[(j / 64) * stride + id as usize] |= 1 << (j % 64);
+            }
+        }
         for (j, &id) in self.ids.iter().enumerate() {
             let id = id as usize;
             if !all_indexed && (self.junk[id] || self.popular[id]) {
@@ -220,6 +269,53 @@ impl<T: Sym> BSide<T> {
             self.positions[slot as usize] = j as u32;
             self.run_len[id] += 1;
         }
+    }
+
+    /// `rebuild` for a byte string with nothing junk or popular (the common label): the searches
+    /// read its bytes directly, so difflib's `b2j` position lists, the counts (`count_of` counts on
+    /// demand) and, on x86_64, the bitsets are skipped.
+    fn rebuild_plain_bytes(&mut self, b: &[T]) {
+        let n = b.len();
+        self.grow_ids(256);
+        self.any_junk = false;
+        self.all_indexed = true;
+        self.has_positions = false;
+        self.ids.extend(b.iter().map(|&x| x.code()));
+        // The row search reads byte strings directly on x86_64 (`each_match_in_row`); elsewhere it
+        // reads the bitsets.
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            self.ensure_bit_rows(256, n);
+            self.has_bits = true;
+            let stride = self.bit_ids;
+            for (j, &x) in b.iter().enumerate() {
+                self.bits[(j / 64) * stride + (x.code() as usize & 0xFF)] |= 1 << (j % 64);
+            }
+        }
+        self.bytes.clear();
+        self.bytes.resize(FRONT_PAD, 0);
+        self.bytes.extend(b.iter().map(|&x| x.code() as u8));
+        self.bytes.resize(self.bytes.len() + DENSE_PAD, 0);
+        self.indexed_mask.clear();
+        self.indexed_mask.resize(n + DENSE_PAD, 0xFF);
+    }
+
+    /// Make `bits` hold `nids` rows wide enough for a `b` of length `n`, all zero outside the rows
+    /// the last `b` set (which `rebuild` has cleared).
+    fn ensure_bit_rows(&mut self, nids: usize, n: usize) {
+        let words = n.div_ceil(64).max(1);
+        if words > self.words || nids > self.bit_ids {
+            self.words = words.max(self.words);
+            self.bit_ids = nids.max(self.bit_ids);
+            self.bits.clear();
+            self.bits.resize(self.bit_ids * self.words, 0);
+        }
+    }
+
+    /// Word `w` of the bitset of id `id` (0 past the layout).
+    #[inline]
+    fn bit_word(&self, id: usize, w: usize) -> u64 {
+        self.bits[w * self.bit_ids + id]
     }
 
     fn grow_ids(&mut self, nids: usize) {
@@ -232,9 +328,29 @@ impl<T: Sym> BSide<T> {
         }
     }
 
+    /// Occurrences of id `id` in `b` (difflib's `fullbcount`).
+    pub fn count_of(&self, id: u32) -> u32 {
+        let id = id as usize;
+        if self.has_positions {
+            self.counts[id]
+        } else {
+            self.ids.iter().filter(|&&x| x as usize == id).count() as u32
+        }
+    }
+
     /// The distinct elements of `b` in first-occurrence order (difflib's `b2j` key order).
     pub fn distinct(&self) -> Vec<T> {
-        self.elems.clone()
+        if self.has_positions {
+            return self.elems.clone();
+        }
+        // `rebuild_plain_bytes` does not keep them: each element of `b` at its first occurrence.
+        let mut seen = vec![false; self.counts.len()];
+        self.seq
+            .iter()
+            .zip(&self.ids)
+            .filter(|&(_, &id)| !std::mem::replace(&mut seen[id as usize], true))
+            .map(|(&x, _)| x)
+            .collect()
     }
 
     fn intern(&mut self, x: T) -> u32 {
@@ -294,26 +410,24 @@ impl<T: Sym> BSide<T> {
     }
 
     /// difflib's `b2j`: each indexed element with its ascending positions, in first-occurrence order.
-    pub fn b2j(&self) -> Vec<(T, &[u32])> {
+    pub fn b2j(&self) -> Vec<(T, Vec<u32>)> {
+        let mut by_id: Vec<Vec<u32>> = vec![Vec::new(); self.counts.len()];
+        for (j, &id) in self.ids.iter().enumerate() {
+            by_id[id as usize].push(j as u32);
+        }
         self.distinct()
             .into_iter()
             .map(|e| (e, self.id_of(e)))
             .filter(|&(_, id)| !self.junk[id as usize] && !self.popular[id as usize])
-            .map(|(e, id)| (e, self.positions_of(id)))
+            .map(|(e, id)| (e, std::mem::take(&mut by_id[id as usize])))
             .collect()
-    }
-
-    #[inline]
-    fn positions_of(&self, id: u32) -> &[u32] {
-        let id = id as usize;
-        let start = self.run_start[id] as usize;
-        &self.positions[start..start + self.run_len[id] as usize]
     }
 
     /// The range of `positions` holding the positions of `id` in `b[blo..bhi]` (empty for an id not
     /// in `b`, junk or popular). Short runs, the common case, are scanned; long ones bisected.
     #[inline]
     fn range_in(&self, id: u32, blo: usize, bhi: usize) -> (usize, usize) {
+        debug_assert!(self.has_positions);
         if id == NONE {
             return (0, 0);
         }
@@ -371,7 +485,9 @@ impl Matcher {
         self.a_ids.extend(a.iter().map(|&x| b.id_of(x)));
         if T::DIRECT_ALPHABET == 256 {
             self.a_bytes.clear();
+            self.a_bytes.resize(FRONT_PAD, 0);
             self.a_bytes.extend(a.iter().map(|&x| x.code() as u8));
+            self.a_bytes.resize(self.a_bytes.len() + DENSE_PAD, 0);
         }
         let stride = b.len() + 1;
         if self.cells.len() < 2 * stride {
@@ -390,12 +506,33 @@ impl Matcher {
         blo: usize,
         bhi: usize,
     ) -> (usize, usize, usize) {
-        let (mut besti, mut bestj, mut bestsize) =
-            if T::DIRECT_ALPHABET == 256 && bhi > blo && bhi - blo <= DENSE_MAX_WIDTH {
+        let narrow = T::DIRECT_ALPHABET == 256;
+        let width = bhi.saturating_sub(blo);
+        let (mut besti, mut bestj, mut bestsize) = if b.all_indexed {
+            let limit = (ahi.saturating_sub(alo)).min(width);
+            // A run any strategy may start from: the common prefix or suffix of the two ranges.
+            let mut known = self.run_forward(b, alo, blo, limit);
+            if known < limit {
+                known = known.max(self.run_backward(b, ahi, bhi, limit));
+            }
+            if known >= ANCHOR_MIN_RUN {
+                self.anchor_core(b, alo, ahi, blo, bhi, known)
+            } else if narrow && width <= 16 * DENSE_REG_VECTORS {
+                self.dense_regs(b, alo, ahi, blo, bhi)
+            } else if narrow && width <= DENSE_MAX_WIDTH {
                 self.dense_core(b, alo, ahi, blo, bhi)
             } else {
-                self.sparse_core(b, alo, ahi, blo, bhi)
-            };
+                self.anchor_core(b, alo, ahi, blo, bhi, known)
+            }
+        } else if narrow && width > 0 && width <= DENSE_MAX_WIDTH {
+            self.dense_core(b, alo, ahi, blo, bhi)
+        } else {
+            self.sparse_core(b, alo, ahi, blo, bhi)
+        };
+        if b.all_indexed {
+            // Every equal pair was in the search: its run is already maximal either way.
+            return (besti, bestj, bestsize);
+        }
         let a = &self.a_ids;
         let bids = &b.ids;
         // Extend with equal non-junk elements (popular ones included), then with equal junk.
@@ -434,6 +571,161 @@ impl Matcher {
             }
         }
         (besti, bestj, bestsize)
+    }
+
+    /// The DP part of `find_longest_match` when every element of `b` is indexed, without the DP.
+    ///
+    /// difflib keeps the first cell, in (i, j) order, that ends a longest run of equal elements inside
+    /// the range: the longest run with the smallest start row, then the smallest start column. Any run
+    /// of length >= g covers one of the rows `alo + g - 1, alo + 2g - 1, ...` ("anchor" rows), so
+    /// extending every match on those rows both ways along its diagonal finds every such run whole. A
+    /// round with stride g is therefore exact once the longest run it finds is >= g; otherwise the
+    /// longest run is shorter than g and a smaller stride follows. Strides start at the whole range
+    /// and halve, never going below a run already found, so a pair with a long match is decided from
+    /// a handful of rows.
+    ///
+    /// Performance notes: on ~66-character label pairs this replaced an SSE2 row DP as the default
+    /// (`examples/bench_pairs.rs`: ratio 4.5 us -> see the commit), because that DP visits every row of
+    /// every sub-range of the matching-block recursion (~195 rows a pair) where this visits a few.
+    fn anchor_core<T: Sym>(
+        &mut self,
+        b: &BSide<T>,
+        alo: usize,
+        ahi: usize,
+        blo: usize,
+        bhi: usize,
+        mut known: usize,
+    ) -> (usize, usize, usize) {
+        let limit = (ahi.saturating_sub(alo)).min(bhi.saturating_sub(blo));
+        if limit == 0 {
+            return (alo, blo, 0);
+        }
+        let mut stride = if known > 0 { known } else { limit };
+        loop {
+            stride = stride.max(known).max(1);
+            let (mut size, mut si, mut sj) = (0usize, alo, blo);
+            let mut r = alo + stride - 1;
+            while r < ahi {
+                self.each_match_in_row(b, r, blo, bhi, |m, j| {
+                    let back = m.run_backward(b, r, j, (r - alo).min(j - blo));
+                    let len = back + m.run_forward(b, r, j, (ahi - r).min(bhi - j));
+                    let (i0, j0) = (r - back, j - back);
+                    if len > size || (len == size && (i0, j0) < (si, sj)) {
+                        (size, si, sj) = (len, i0, j0);
+                    }
+                });
+                if size == limit {
+                    // No run is longer, and runs first met on later anchor rows start after this one.
+                    break;
+                }
+                r += stride;
+            }
+            if size >= stride || stride == 1 {
+                return (si, sj, size);
+            }
+            known = known.max(size);
+            stride /= 2;
+        }
+    }
+
+    /// Call `f` with each column `j` in `blo..bhi`, ascending, where `b[j]` equals `a[r]`. Byte
+    /// strings compare 16 columns a step; others read `b`'s bitsets.
+    #[inline]
+    fn each_match_in_row<T: Sym>(
+        &self,
+        b: &BSide<T>,
+        r: usize,
+        blo: usize,
+        bhi: usize,
+        mut f: impl FnMut(&Self, usize),
+    ) {
+        #[cfg(target_arch = "x86_64")]
+        if T::DIRECT_ALPHABET == 256 {
+            use std::arch::x86_64::*;
+            let bytes = &b.bytes[FRONT_PAD..];
+            let mut c = blo;
+            while c < bhi {
+                // SAFETY: SSE2 is in the x86_64 baseline; `bytes` extends DENSE_PAD (>= 16) bytes
+                // past `b`, so the 16 bytes from any c < len(b) are readable.
+                let mut hits = unsafe {
+                    let x = _mm_loadu_si128(
+                        SPLAT[self.a_bytes[FRONT_PAD + r] as usize].as_ptr().cast(),
+                    );
+                    let v = _mm_loadu_si128(bytes[c..c + 16].as_ptr().cast());
+                    _mm_movemask_epi8(_mm_cmpeq_epi8(v, x)) as u32
+                };
+                if bhi - c < 16 {
+                    hits &= (1u32 << (bhi - c)) - 1;
+                }
+                while hits != 0 {
+                    f(self, c + hits.trailing_zeros() as usize);
+                    hits &= hits - 1;
+                }
+                c += 16;
+            }
+            return;
+        }
+        let id = self.a_ids[r];
+        if id == NONE {
+            return;
+        }
+        for w in blo / 64..=(bhi - 1) / 64 {
+            let mut bits = b.bit_word(id as usize, w) & window_mask(w, blo, bhi);
+            while bits != 0 {
+                f(self, w * 64 + bits.trailing_zeros() as usize);
+                bits &= bits - 1;
+            }
+        }
+    }
+
+    /// How many elements from `a[i]` and `b[j]` on are equal, up to `max`.
+    #[inline]
+    fn run_forward<T: Sym>(&self, b: &BSide<T>, i: usize, j: usize, max: usize) -> usize {
+        if T::DIRECT_ALPHABET == 256 {
+            // Eight bytes a step: the first differing byte is the lowest set byte of the xor.
+            let (a, bb) = (&self.a_bytes[FRONT_PAD..], &b.bytes[FRONT_PAD..]);
+            let mut k = 0;
+            while k < max {
+                let x = load8(a, i + k) ^ load8(bb, j + k);
+                if x != 0 {
+                    return (k + x.trailing_zeros() as usize / 8).min(max);
+                }
+                k += 8;
+            }
+            max
+        } else {
+            self.a_ids[i..i + max]
+                .iter()
+                .zip(&b.ids[j..j + max])
+                .take_while(|(x, y)| x == y)
+                .count()
+        }
+    }
+
+    /// How many elements before `a[i]` and `b[j]` (ending at `a[i - 1]`, `b[j - 1]`) are equal, up
+    /// to `max` (at most `min(i, j)`).
+    #[inline]
+    fn run_backward<T: Sym>(&self, b: &BSide<T>, i: usize, j: usize, max: usize) -> usize {
+        if T::DIRECT_ALPHABET == 256 {
+            // The bytes padded in front make the eight bytes before any position readable.
+            let mut k = 0;
+            while k < max {
+                let x = load8(&self.a_bytes, FRONT_PAD + i - k - 8)
+                    ^ load8(&b.bytes, FRONT_PAD + j - k - 8);
+                if x != 0 {
+                    return (k + x.leading_zeros() as usize / 8).min(max);
+                }
+                k += 8;
+            }
+            max
+        } else {
+            self.a_ids[i - max..i]
+                .iter()
+                .rev()
+                .zip(b.ids[j - max..j].iter().rev())
+                .take_while(|(x, y)| x == y)
+                .count()
+        }
     }
 
     /// The DP part of `find_longest_match` over `b2j`, as difflib runs it: for each row, only the
@@ -514,13 +806,13 @@ impl Matcher {
         let (mut besti, mut bestj, mut bestsize) = (alo, blo, 0usize);
         let width = bhi - blo;
         let limit = (ahi - alo).min(width);
-        let bytes = &b.bytes[blo..];
+        let bytes = &b.bytes[FRONT_PAD + blo..];
         let indexed = &b.indexed_mask[blo..];
         self.dense.clear();
         self.dense.resize(2 * (width + 1 + DENSE_PAD), 0);
         let (mut prev, mut cur) = self.dense.split_at_mut(width + 1 + DENSE_PAD);
         for i in alo..ahi {
-            let x = self.a_bytes[i];
+            let x = self.a_bytes[FRONT_PAD + i];
             let row_max = dense_row(prev, &mut cur[1..], bytes, indexed, x, width) as usize;
             if row_max > bestsize {
                 let t = cur[1..=width]
@@ -535,6 +827,154 @@ impl Matcher {
                 }
             }
             std::mem::swap(&mut prev, &mut cur);
+        }
+        (besti, bestj, bestsize)
+    }
+
+    /// The byte DP of `dense_core` for a range at most `16 * DENSE_REG_VECTORS` wide and a `b` with
+    /// no junk or popular element, holding the whole row in registers.
+    fn dense_regs<T: Sym>(
+        &mut self,
+        b: &BSide<T>,
+        alo: usize,
+        ahi: usize,
+        blo: usize,
+        bhi: usize,
+    ) -> (usize, usize, usize) {
+        #[cfg(target_arch = "x86_64")]
+        if bhi - blo > 16 && has_avx2() {
+            let (a, bytes) = (&self.a_bytes[FRONT_PAD..], &b.bytes[FRONT_PAD..]);
+            // SAFETY: the CPU has AVX2 (checked above); the widths match the vector counts.
+            return unsafe {
+                match (bhi - blo).div_ceil(32) {
+                    1 => dense_rows_avx2::<1>(a, bytes, alo, ahi, blo, bhi),
+                    2 => dense_rows_avx2::<2>(a, bytes, alo, ahi, blo, bhi),
+                    3 => dense_rows_avx2::<3>(a, bytes, alo, ahi, blo, bhi),
+                    _ => dense_rows_avx2::<4>(a, bytes, alo, ahi, blo, bhi),
+                }
+            };
+        }
+        match (bhi - blo).div_ceil(16) {
+            0 => (alo, blo, 0),
+            1 => self.dense_regs_n::<T, 1>(b, alo, ahi, blo, bhi),
+            2 => self.dense_regs_n::<T, 2>(b, alo, ahi, blo, bhi),
+            3 => self.dense_regs_n::<T, 3>(b, alo, ahi, blo, bhi),
+            4 => self.dense_regs_n::<T, 4>(b, alo, ahi, blo, bhi),
+            5 => self.dense_regs_n::<T, 5>(b, alo, ahi, blo, bhi),
+            6 => self.dense_regs_n::<T, 6>(b, alo, ahi, blo, bhi),
+            7 => self.dense_regs_n::<T, 7>(b, alo, ahi, blo, bhi),
+            _ => self.dense_regs_n::<T, 8>(b, alo, ahi, blo, bhi),
+        }
+    }
+
+    /// `N` vectors of 16 columns: `cur[t] = (prev[t - 1] + 1) & (b[blo + t] == a[i])`. A row is tested
+    /// against the best so far with one compare; only a row that beats it is searched lane by lane,
+    /// for its maximum and the first column holding it (the cell difflib's `k > bestsize` keeps).
+    fn dense_regs_n<T: Sym, const N: usize>(
+        &mut self,
+        b: &BSide<T>,
+        alo: usize,
+        ahi: usize,
+        blo: usize,
+        bhi: usize,
+    ) -> (usize, usize, usize) {
+        let (mut besti, mut bestj, mut bestsize) = (alo, blo, 0usize);
+        let width = bhi - blo;
+        let limit = (ahi - alo).min(width);
+        let bytes = &b.bytes[FRONT_PAD + blo..];
+        debug_assert!(bytes.len() >= 16 * N && width <= 16 * N);
+        #[cfg(not(target_arch = "x86_64"))]
+        let mut row = [0u8; 16 * DENSE_REG_VECTORS];
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::*;
+            // SAFETY: SSE2 is in the x86_64 baseline; every load reads 16 * N bytes of `bytes`, which
+            // extends at least that far (width <= 16 * N and `bytes` is padded by DENSE_PAD past b).
+            unsafe {
+                let lane = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+                let ones = _mm_set1_epi8(-1); // x - (-1) is x + 1
+                let zero = _mm_setzero_si128();
+                let mut bv = [zero; N];
+                for (k, v) in bv.iter_mut().enumerate() {
+                    *v = _mm_loadu_si128(bytes.as_ptr().add(16 * k).cast());
+                }
+                // Lanes past the range (only ever in the last vector) compute runs of their own,
+                // which never flow into lower lanes (a run moves up one lane a row); they are masked
+                // out of the maximum only.
+                let left = (width - 16 * (N - 1)) as i8;
+                let last_mask = _mm_cmplt_epi8(lane, _mm_set1_epi8(left));
+                let mut prev = [zero; N];
+                let mut over = _mm_set1_epi8(1); // bestsize + 1, the least value that beats it
+                for i in alo..ahi {
+                    let x = _mm_loadu_si128(
+                        SPLAT[self.a_bytes[FRONT_PAD + i] as usize].as_ptr().cast(),
+                    );
+                    let mut cur = [zero; N];
+                    let mut carry = zero;
+                    let mut rmax = zero;
+                    for k in 0..N {
+                        let shifted = _mm_or_si128(_mm_slli_si128(prev[k], 1), carry);
+                        carry = _mm_srli_si128(prev[k], 15);
+                        let eq = _mm_cmpeq_epi8(bv[k], x);
+                        cur[k] = _mm_and_si128(_mm_sub_epi8(shifted, ones), eq);
+                        if k + 1 < N {
+                            rmax = _mm_max_epu8(rmax, cur[k]);
+                        } else {
+                            rmax = _mm_max_epu8(rmax, _mm_and_si128(cur[k], last_mask));
+                        }
+                    }
+                    if _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(rmax, over), rmax)) != 0 {
+                        // The row's maximum in every lane, then the first lane holding it.
+                        rmax = _mm_max_epu8(rmax, _mm_srli_si128(rmax, 8));
+                        rmax = _mm_max_epu8(rmax, _mm_srli_si128(rmax, 4));
+                        rmax = _mm_max_epu8(rmax, _mm_srli_si128(rmax, 2));
+                        rmax = _mm_max_epu8(rmax, _mm_srli_si128(rmax, 1));
+                        let row_max = (_mm_cvtsi128_si32(rmax) & 0xFF) as usize;
+                        let splat = _mm_loadu_si128(SPLAT[row_max].as_ptr().cast());
+                        let mut t = 0;
+                        cur[N - 1] = _mm_and_si128(cur[N - 1], last_mask);
+                        for (k, v) in cur.iter().enumerate() {
+                            let hits = _mm_movemask_epi8(_mm_cmpeq_epi8(*v, splat));
+                            if hits != 0 {
+                                t = 16 * k + hits.trailing_zeros() as usize;
+                                break;
+                            }
+                        }
+                        bestsize = row_max;
+                        besti = i + 1 - row_max;
+                        bestj = blo + t + 1 - row_max;
+                        if bestsize == limit {
+                            break;
+                        }
+                        over = _mm_loadu_si128(SPLAT[bestsize + 1].as_ptr().cast());
+                    }
+                    prev = cur;
+                }
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let mut prev = [0u8; 16 * DENSE_REG_VECTORS + 1];
+            for i in alo..ahi {
+                let x = self.a_bytes[FRONT_PAD + i];
+                for t in 0..width {
+                    row[t] = if bytes[t] == x { prev[t] + 1 } else { 0 };
+                }
+                let row_max = *row[..width].iter().max().unwrap_or(&0) as usize;
+                if row_max > bestsize {
+                    let t = row[..width]
+                        .iter()
+                        .position(|&v| v as usize == row_max)
+                        .unwrap_or(0);
+                    bestsize = row_max;
+                    besti = i + 1 - row_max;
+                    bestj = blo + t + 1 - row_max;
+                    if bestsize == limit {
+                        break;
+                    }
+                }
+                prev[1..=width].copy_from_slice(&row[..width]);
+            }
         }
         (besti, bestj, bestsize)
     }
@@ -626,7 +1066,14 @@ impl Matcher {
     /// The multiset intersection size behind difflib's `quick_ratio`.
     pub fn quick_matches<T: Sym>(&mut self, b: &BSide<T>) -> usize {
         self.avail.clear();
-        self.avail.extend_from_slice(&b.counts);
+        if b.has_positions {
+            self.avail.extend_from_slice(&b.counts);
+        } else {
+            self.avail.resize(b.counts.len(), 0);
+            for &id in &b.ids {
+                self.avail[id as usize] += 1;
+            }
+        }
         let mut matches = 0;
         for &id in &self.a_ids {
             if id != NONE {
@@ -647,7 +1094,138 @@ impl Matcher {
 
 /// Zero bytes past the end of every byte buffer the dense DP reads, so its last 16-column step can
 /// load a whole vector.
-const DENSE_PAD: usize = 16;
+const DENSE_PAD: usize = 32;
+
+/// The bits of word `w` of a bitset over `b` that lie in `blo..bhi`.
+#[inline]
+fn window_mask(w: usize, blo: usize, bhi: usize) -> u64 {
+    let lo = (w * 64).max(blo) - w * 64;
+    let hi = (w * 64 + 64).min(bhi) - w * 64;
+    (u64::MAX >> (64 - (hi - lo))) << lo
+}
+
+/// Eight bytes from `at`, little-endian.
+#[inline]
+fn load8(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(bytes[at..at + 8].try_into().expect("eight bytes"))
+}
+
+/// Whether this CPU has AVX2 (detected once; the standard library caches the answer).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn has_avx2() -> bool {
+    #[cfg(test)]
+    if tests::SSE2_ONLY.with(|only| only.get()) {
+        return false;
+    }
+    std::is_x86_feature_detected!("avx2")
+}
+
+/// `Matcher::dense_regs_n` with `N` AVX2 vectors of 32 columns (a range at most `32 * N` wide).
+/// `a` and `bytes` (holding `b`) start at element 0; `bytes` extends `DENSE_PAD` (32) bytes past
+/// `b`, so every load of `32 * N` bytes from `blo` stays inside (`32 * N < width + 32`).
+///
+/// Performance notes: one AVX2 vector per 32 columns halves the vector operations of the SSE2 rows
+/// for the 17-64-column ranges most sub-ranges of the recursion are (measured with callgrind on
+/// label pairs, examples/bench_pairs.rs).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn dense_rows_avx2<const N: usize>(
+    a: &[u8],
+    bytes: &[u8],
+    alo: usize,
+    ahi: usize,
+    blo: usize,
+    bhi: usize,
+) -> (usize, usize, usize) {
+    use std::arch::x86_64::*;
+    let (mut besti, mut bestj, mut bestsize) = (alo, blo, 0usize);
+    let width = bhi - blo;
+    let limit = (ahi - alo).min(width);
+    let bytes = &bytes[blo..];
+    assert!(width <= 32 * N && bytes.len() >= 32 * N && a.len() >= ahi);
+    let lane = _mm256_setr_epi8(
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24,
+        25, 26, 27, 28, 29, 30, 31,
+    );
+    let ones = _mm256_set1_epi8(-1);
+    let zero = _mm256_setzero_si256();
+    let mut bv = [zero; N];
+    for (k, v) in bv.iter_mut().enumerate() {
+        *v = _mm256_loadu_si256(bytes.as_ptr().add(32 * k).cast());
+    }
+    // Lanes past the range (in the last vector only) never feed lower lanes; they are masked out of
+    // the maximum.
+    let left = (width - 32 * (N - 1)) as i8;
+    let last_mask = _mm256_cmpgt_epi8(_mm256_set1_epi8(left), lane);
+    let mut prev = [zero; N];
+    let mut over = _mm256_set1_epi8(1);
+    for i in alo..ahi {
+        let x = _mm256_set1_epi8(*a.get_unchecked(i) as i8);
+        let mut cur = [zero; N];
+        let mut rmax = zero;
+        for k in 0..N {
+            // prev shifted up one byte across the whole vector, the byte below it carried in.
+            let below = if k == 0 { zero } else { prev[k - 1] };
+            let spliced = _mm256_permute2x128_si256(prev[k], below, 0x03);
+            let shifted = _mm256_alignr_epi8(prev[k], spliced, 15);
+            let eq = _mm256_cmpeq_epi8(bv[k], x);
+            cur[k] = _mm256_and_si256(_mm256_sub_epi8(shifted, ones), eq);
+            let counted = if k + 1 < N {
+                cur[k]
+            } else {
+                _mm256_and_si256(cur[k], last_mask)
+            };
+            rmax = _mm256_max_epu8(rmax, counted);
+        }
+        if _mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_max_epu8(rmax, over), rmax)) != 0 {
+            let mut m = _mm_max_epu8(
+                _mm256_castsi256_si128(rmax),
+                _mm256_extracti128_si256(rmax, 1),
+            );
+            m = _mm_max_epu8(m, _mm_srli_si128(m, 8));
+            m = _mm_max_epu8(m, _mm_srli_si128(m, 4));
+            m = _mm_max_epu8(m, _mm_srli_si128(m, 2));
+            m = _mm_max_epu8(m, _mm_srli_si128(m, 1));
+            let row_max = (_mm_cvtsi128_si32(m) & 0xFF) as usize;
+            let splat = _mm256_set1_epi8(row_max as i8);
+            cur[N - 1] = _mm256_and_si256(cur[N - 1], last_mask);
+            let mut t = 0;
+            for (k, v) in cur.iter().enumerate() {
+                let hits = _mm256_movemask_epi8(_mm256_cmpeq_epi8(*v, splat)) as u32;
+                if hits != 0 {
+                    t = 32 * k + hits.trailing_zeros() as usize;
+                    break;
+                }
+            }
+            bestsize = row_max;
+            besti = i + 1 - row_max;
+            bestj = blo + t + 1 - row_max;
+            if bestsize == limit {
+                break;
+            }
+            over = _mm256_set1_epi8((bestsize + 1) as i8);
+        }
+        prev = cur;
+    }
+    (besti, bestj, bestsize)
+}
+
+/// Each byte value repeated across a vector, for loading instead of building a broadcast (SSE2 has
+/// no one-instruction byte broadcast).
+static SPLAT: [[u8; 16]; 256] = {
+    let mut table = [[0u8; 16]; 256];
+    let mut v = 0;
+    while v < 256 {
+        table[v] = [v as u8; 16];
+        v += 1;
+    }
+    table
+};
+
+/// Bytes before the first element of the byte copies of `a` and `b`, so a match can be extended
+/// backwards eight elements at a time with one unaligned load.
+const FRONT_PAD: usize = 8;
 
 /// One row of the byte DP over `width` columns: `cur[t] = (prev[t] + 1) & (bytes[t] == x ? indexed[t] :
 /// 0)`; returns the row's maximum. Every slice extends at least `DENSE_PAD` bytes past `width`.
@@ -734,6 +1312,148 @@ mod tests {
 
     fn r(a: &str, b: &str) -> f64 {
         ratio(a.as_bytes(), b.as_bytes(), true)
+    }
+
+    /// difflib's `find_longest_match` written out as CPython has it (dict-free but the same loops),
+    /// with no junk function: the oracle for the searches `Matcher` picks between.
+    fn difflib_longest(
+        a: &[u32],
+        b: &[u32],
+        autojunk: bool,
+        (alo, ahi, blo, bhi): (usize, usize, usize, usize),
+    ) -> (usize, usize, usize) {
+        let n = b.len();
+        let mut popular = std::collections::HashSet::new();
+        if autojunk && n >= 200 {
+            let mut counts = std::collections::HashMap::new();
+            for &x in b {
+                *counts.entry(x).or_insert(0usize) += 1;
+            }
+            let ntest = n / 100 + 1;
+            popular.extend(
+                counts
+                    .into_iter()
+                    .filter(|&(_, c)| c > ntest)
+                    .map(|(x, _)| x),
+            );
+        }
+        let (mut besti, mut bestj, mut bestsize) = (alo, blo, 0usize);
+        let mut j2len = vec![0usize; n + 1];
+        for (i, &x) in a.iter().enumerate().take(ahi).skip(alo) {
+            let mut newj2len = vec![0usize; n + 1];
+            for j in blo..bhi {
+                if x != b[j] || popular.contains(&b[j]) {
+                    continue;
+                }
+                let k = j2len[j] + 1;
+                newj2len[j + 1] = k;
+                if k > bestsize {
+                    (besti, bestj, bestsize) = (i + 1 - k, j + 1 - k, k);
+                }
+            }
+            j2len = newj2len;
+        }
+        while besti > alo && bestj > blo && a[besti - 1] == b[bestj - 1] {
+            (besti, bestj, bestsize) = (besti - 1, bestj - 1, bestsize + 1);
+        }
+        while besti + bestsize < ahi
+            && bestj + bestsize < bhi
+            && a[besti + bestsize] == b[bestj + bestsize]
+        {
+            bestsize += 1;
+        }
+        (besti, bestj, bestsize)
+    }
+
+    /// A small deterministic generator (xorshift), so the test needs no dependency.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n.max(1) as u64) as usize
+        }
+    }
+
+    thread_local! {
+        /// Set by a test to take the SSE2 paths on a CPU with AVX2.
+        pub static SSE2_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    #[test]
+    fn every_search_agrees_with_difflib() {
+        every_search_case();
+    }
+
+    #[test]
+    fn every_search_agrees_with_difflib_without_avx2() {
+        SSE2_ONLY.with(|only| only.set(true));
+        every_search_case();
+    }
+
+    /// Random labels and edits of them (long shared runs, repeats, small alphabets, lengths either
+    /// side of every search's limits), on one reused `BSide` and `Matcher` per element type, so the
+    /// buffer resets between different `b`s are exercised too.
+    fn every_search_case() {
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        let mut side8 = BSide::<u8>::default();
+        let mut side32 = BSide::<u32>::default();
+        let mut m = Matcher::new();
+        for case in 0..3000 {
+            let alphabet = [2, 3, 5, 26, 200][rng.below(5)];
+            let len = [0, 1, 7, 16, 17, 33, 64, 66, 129, 190, 260, 300][rng.below(12)];
+            let a: Vec<u32> = (0..len).map(|_| rng.below(alphabet) as u32 + 97).collect();
+            // b: an edit of a (shared runs) or independent text.
+            let b: Vec<u32> = if rng.below(3) > 0 {
+                let mut b = a.clone();
+                for _ in 0..rng.below(8) {
+                    let at = rng.below(b.len() + 1);
+                    match rng.below(3) {
+                        0 if at < b.len() => {
+                            b.remove(at);
+                        }
+                        1 => b.insert(at, rng.below(alphabet) as u32 + 97),
+                        _ if at < b.len() => b[at] = rng.below(alphabet) as u32 + 97,
+                        _ => {}
+                    }
+                }
+                b
+            } else {
+                (0..rng.below(300))
+                    .map(|_| rng.below(alphabet) as u32 + 97)
+                    .collect()
+            };
+            let autojunk = case % 2 == 0;
+            let a8: Vec<u8> = a.iter().map(|&x| x as u8).collect();
+            let b8: Vec<u8> = b.iter().map(|&x| x as u8).collect();
+            side8.rebuild(&b8, autojunk, None);
+            side32.rebuild(&b, autojunk, None);
+            let mut windows = vec![(0, a.len(), 0, b.len())];
+            for _ in 0..4 {
+                let (x, y) = (rng.below(a.len() + 1), rng.below(a.len() + 1));
+                let (u, v) = (rng.below(b.len() + 1), rng.below(b.len() + 1));
+                windows.push((x.min(y), x.max(y), u.min(v), u.max(v)));
+            }
+            for w in windows {
+                let want = difflib_longest(&a, &b, autojunk, w);
+                m.set_a(&a8, &side8);
+                assert_eq!(
+                    m.find_longest_match(&side8, w.0, w.1, w.2, w.3),
+                    want,
+                    "bytes {a8:?} {b8:?} {w:?}"
+                );
+                m.set_a(&a, &side32);
+                assert_eq!(
+                    m.find_longest_match(&side32, w.0, w.1, w.2, w.3),
+                    want,
+                    "wide {a:?} {b:?} {w:?}"
+                );
+            }
+        }
     }
 
     #[test]

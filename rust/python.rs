@@ -23,6 +23,78 @@ const DETACH_MIN_WORK: usize = 4096;
 
 thread_local! {
     static MATCHER: RefCell<Matcher> = RefCell::new(Matcher::new());
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// Per-thread buffers for the one-pair calls on byte strings (every code point below 256), the
+/// common case: once warm, such a call allocates nothing.
+#[derive(Default)]
+struct Scratch {
+    codepoints: Vec<u32>,
+    raw: Vec<u8>,
+    a: Vec<u8>,
+    b: Vec<u8>,
+    side: BSide<u8>,
+    matcher: Matcher,
+}
+
+/// Run `f` on this thread's scratch buffers; None when a re-entrant call already holds them (the
+/// caller then takes its general path).
+fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> PyResult<Option<R>>) -> PyResult<Option<R>> {
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut s) => f(&mut s),
+        Err(_) => Ok(None),
+    })
+}
+
+/// Copy the code points of `s` into `buf` (lone surrogates included).
+fn load_codepoints(s: &Bound<'_, PyString>, buf: &mut Vec<u32>) -> PyResult<()> {
+    // SAFETY: `s` is a live str; `buf` has room for exactly `len` code points and AsUCS4 is told so.
+    unsafe {
+        let len = ffi::PyUnicode_GetLength(s.as_ptr());
+        if len < 0 {
+            return Err(PyErr::fetch(s.py()));
+        }
+        buf.clear();
+        buf.reserve(len as usize);
+        if len > 0 {
+            let done = ffi::PyUnicode_AsUCS4(s.as_ptr(), buf.as_mut_ptr(), len, 0);
+            if done.is_null() {
+                return Err(PyErr::fetch(s.py()));
+            }
+            buf.set_len(len as usize);
+        }
+    }
+    Ok(())
+}
+
+/// `s` as bytes in `out` when every code point is below 256 (false otherwise).
+fn narrow_into(s: &Bound<'_, PyString>, cps: &mut Vec<u32>, out: &mut Vec<u8>) -> PyResult<bool> {
+    load_codepoints(s, cps)?;
+    // An or over all code points vectorises; an early-exit test does not.
+    if cps.iter().fold(0, |acc, &c| acc | c) >= 256 {
+        return Ok(false);
+    }
+    out.clear();
+    out.extend(cps.iter().map(|&c| c as u8));
+    Ok(true)
+}
+
+/// The normalised label in `out` when `s` is ASCII (false otherwise: Python must lower-case it).
+fn normalised_ascii_into(
+    s: &Bound<'_, PyString>,
+    scratch: &mut Scratch,
+    second: bool,
+) -> PyResult<bool> {
+    let Scratch {
+        codepoints,
+        raw,
+        a,
+        b,
+        ..
+    } = scratch;
+    Ok(narrow_into(s, codepoints, raw)?
+        && crate::normalise::normalise_ascii(raw, if second { b } else { a }))
 }
 
 /// Run `f` with this thread's matcher (a fresh one if a re-entrant call already holds it).
@@ -259,6 +331,24 @@ fn ratio(
     b: &Bound<'_, PyAny>,
     autojunk: bool,
 ) -> PyResult<f64> {
+    let (sa, sb) = (exact_str(a, "a")?, exact_str(b, "b")?);
+    let fast = with_scratch(|s| {
+        if !narrow_into(sa, &mut s.codepoints, &mut s.a)?
+            || !narrow_into(sb, &mut s.codepoints, &mut s.b)?
+            || s.a.len() + s.b.len() >= DETACH_MIN_WORK
+        {
+            return Ok(None);
+        }
+        s.side.rebuild(&s.b, autojunk, None);
+        s.matcher.set_a(&s.a, &s.side);
+        Ok(Some(ratio_of(
+            s.matcher.matches(&s.side),
+            s.a.len() + s.b.len(),
+        )))
+    })?;
+    if let Some(r) = fast {
+        return Ok(r);
+    }
     let p = pair(a, b)?;
     Ok(match p {
         Pair::Narrow(a, b) => {
@@ -339,9 +429,36 @@ fn labels_match(
     threshold: Threshold<'_>,
     min_chars: i64,
 ) -> PyResult<bool> {
-    let a = normalised(stored)?;
-    let b = normalised(incoming)?;
     let min_chars = min_chars_of(min_chars);
+    let (stored_str, incoming_str) = (label_str(stored)?, label_str(incoming)?);
+    if let Threshold::Float(t) = threshold {
+        let p = MatchParams {
+            threshold: t,
+            min_chars,
+        };
+        let fast = with_scratch(|s| {
+            if !normalised_ascii_into(&stored_str, s, false)?
+                || !normalised_ascii_into(&incoming_str, s, true)?
+                || s.a.len() + s.b.len() >= DETACH_MIN_WORK
+            {
+                return Ok(None);
+            }
+            if let Some(answer) = crate::contract::settle_cheaply(&s.a, &s.b, &p) {
+                return Ok(Some(answer));
+            }
+            if !crate::contract::multiset_admits(&s.a, &crate::contract::byte_counts(&s.b), &p) {
+                return Ok(Some(false));
+            }
+            s.side.rebuild(&s.b, true, None);
+            s.matcher.set_a(&s.a, &s.side);
+            Ok(Some(s.matcher.ratio_at_least(&s.side, p.threshold)))
+        })?;
+        if let Some(answer) = fast {
+            return Ok(answer);
+        }
+    }
+    let a = normalise_str(&stored_str)?;
+    let b = normalise_str(&incoming_str)?;
     if let Threshold::Float(t) = threshold {
         let p = MatchParams {
             threshold: t,
@@ -654,11 +771,7 @@ impl SequenceIndex {
 
     /// `b2j` as `(element, positions)` pairs in first-occurrence order.
     fn b2j(&self) -> Vec<(u32, Vec<u32>)> {
-        self.side
-            .b2j()
-            .into_iter()
-            .map(|(e, p)| (e, p.to_vec()))
-            .collect()
+        self.side.b2j()
     }
 }
 

@@ -1,7 +1,7 @@
 //! A label as the matcher stores it: bytes when every code point is below 256, else code points.
 
 use crate::contract::{self, Decision, MatchParams};
-use crate::matcher::{ratio_of, BSide, Matcher};
+use crate::matcher::{BSide, Matcher};
 use crate::normalise;
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -167,19 +167,10 @@ impl Query {
                 }
                 // The multiset bound needs only byte counts: most pairs it settles never pay for the
                 // full index (measured: building b2j cost more than the rest of such a decision).
-                let counts = self.counts.get_or_insert_with(|| {
-                    let mut c = Box::new([0u32; 256]);
-                    b.iter().for_each(|&x| c[x as usize] += 1);
-                    c
-                });
-                let mut avail = **counts;
-                let shared = a.iter().filter(|&&x| {
-                    let slot = &mut avail[x as usize];
-                    let hit = *slot > 0;
-                    *slot -= hit as u32;
-                    hit
-                });
-                if !(ratio_of(shared.count(), a.len() + b.len()) >= p.threshold) {
+                let counts = self
+                    .counts
+                    .get_or_insert_with(|| Box::new(contract::byte_counts(b)));
+                if !contract::multiset_admits(a, counts, p) {
                     return false;
                 }
                 match self.narrow_side() {
