@@ -509,13 +509,35 @@ impl Matcher {
         let narrow = T::DIRECT_ALPHABET == 256;
         let width = bhi.saturating_sub(blo);
         let (mut besti, mut bestj, mut bestsize) = if b.all_indexed {
-            let limit = (ahi.saturating_sub(alo)).min(width);
-            // A run any strategy may start from: the common prefix or suffix of the two ranges.
-            let mut known = self.run_forward(b, alo, blo, limit);
-            if known < limit {
-                known = known.max(self.run_backward(b, ahi, bhi, limit));
+            let rows = ahi.saturating_sub(alo);
+            let limit = rows.min(width);
+            // A run any strategy may start from: the common prefix or suffix of the two ranges
+            // (only worth computing where it can reach ANCHOR_MIN_RUN).
+            let mut known = 0;
+            if limit >= ANCHOR_MIN_RUN {
+                known = self.run_forward(b, alo, blo, limit);
+                if known == limit {
+                    // One side matches whole at the start: nothing is longer, and any other run
+                    // of that length ends later in (row, column) order.
+                    return (alo, blo, limit);
+                }
+                if known < ANCHOR_MIN_RUN {
+                    known = known.max(self.run_backward(b, ahi, bhi, limit));
+                }
             }
-            if known >= ANCHOR_MIN_RUN {
+            if limit == 0 {
+                (alo, blo, 0)
+            } else if narrow && (rows == 1 || width == 1) {
+                // One row or one column: the first equal pair, if any.
+                let (a, bytes) = (&self.a_bytes[FRONT_PAD..], &b.bytes[FRONT_PAD..]);
+                let first = |x: u8, hay: &[u8]| hay.iter().position(|&y| y == x);
+                let found = if rows == 1 {
+                    first(a[alo], &bytes[blo..bhi]).map(|t| (alo, blo + t))
+                } else {
+                    first(bytes[blo], &a[alo..ahi]).map(|t| (alo + t, blo))
+                };
+                found.map_or((alo, blo, 0), |(i, j)| (i, j, 1))
+            } else if known >= ANCHOR_MIN_RUN {
                 self.anchor_core(b, alo, ahi, blo, bhi, known)
             } else if narrow && width <= 16 * DENSE_REG_VECTORS {
                 self.dense_regs(b, alo, ahi, blo, bhi)

@@ -61,7 +61,10 @@ pub fn normalise_ascii(s: &[u8], out: &mut Vec<u8>) -> bool {
     }
     out.clear();
     if is_collapsed_ascii(s) {
-        out.extend(s.iter().map(u8::to_ascii_lowercase));
+        out.extend(
+            s.iter()
+                .map(|&c| c | (((c.wrapping_sub(b'A') < 26) as u8) << 5)),
+        );
         while out
             .last()
             .is_some_and(|&c| is_terminal_punctuation(c as u32))
@@ -97,13 +100,15 @@ fn is_collapsed_ascii(s: &[u8]) -> bool {
     let (Some(&first), Some(&last)) = (s.first(), s.last()) else {
         return true;
     };
-    let other_space = s.iter().fold(false, |acc, &c| {
-        acc | (c != b' ' && ASCII_WHITESPACE[c as usize])
+    // Plain arithmetic on bytes (no table lookups, no early exits), so each fold vectorises.
+    let other_space = s.iter().fold(0u8, |acc, &c| {
+        acc | (c.wrapping_sub(0x09) < 5) as u8 | (c.wrapping_sub(0x1C) < 4) as u8
     });
     let double_space = s
-        .windows(2)
-        .fold(false, |acc, w| acc | ((w[0] == b' ') & (w[1] == b' ')));
-    !other_space && !double_space && first != b' ' && last != b' '
+        .iter()
+        .zip(&s[1..])
+        .fold(0u8, |acc, (&x, &y)| acc | ((x == b' ') & (y == b' ')) as u8);
+    other_space == 0 && double_space == 0 && first != b' ' && last != b' '
 }
 
 /// `is_py_whitespace` for the ASCII range, as a table.

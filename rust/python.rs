@@ -35,6 +35,9 @@ struct Scratch {
     a: Vec<u8>,
     b: Vec<u8>,
     side: BSide<u8>,
+    wide_a: Vec<u32>,
+    wide_b: Vec<u32>,
+    wide_side: BSide<u32>,
     matcher: Matcher,
 }
 
@@ -68,14 +71,46 @@ fn load_codepoints(s: &Bound<'_, PyString>, buf: &mut Vec<u32>) -> PyResult<()> 
     Ok(())
 }
 
+/// The UTF-8 of `s` without copying: CPython keeps an ASCII string's UTF-8 in the object itself, and
+/// caches any other string's (as every `PyUnicode_AsUTF8AndSize` caller makes it do). None for a
+/// string with lone surrogates, which has no UTF-8. The bytes live as long as `s`.
+fn utf8_of<'a>(s: &'a Bound<'_, PyString>) -> Option<&'a [u8]> {
+    let mut size: ffi::Py_ssize_t = 0;
+    // SAFETY: `s` is a live str; the returned buffer belongs to it and outlives the borrow 'a.
+    unsafe {
+        let ptr = ffi::PyUnicode_AsUTF8AndSize(s.as_ptr(), &mut size);
+        if ptr.is_null() {
+            ffi::PyErr_Clear();
+            return None;
+        }
+        Some(std::slice::from_raw_parts(ptr.cast::<u8>(), size as usize))
+    }
+}
+
 /// `s` as bytes in `out` when every code point is below 256 (false otherwise).
+///
+/// Performance notes: an ASCII string is copied straight from its UTF-8 (the object's own data);
+/// `PyUnicode_AsUCS4`, which this replaced for them, converted one code point at a time and was
+/// most of a short call's cost (callgrind).
 fn narrow_into(s: &Bound<'_, PyString>, cps: &mut Vec<u32>, out: &mut Vec<u8>) -> PyResult<bool> {
-    load_codepoints(s, cps)?;
+    out.clear();
+    match utf8_of(s) {
+        Some(utf8) if utf8.is_ascii() => {
+            out.extend_from_slice(utf8);
+            return Ok(true);
+        }
+        Some(utf8) => {
+            // SAFETY: CPython's UTF-8 of a str is valid UTF-8.
+            let text = unsafe { std::str::from_utf8_unchecked(utf8) };
+            cps.clear();
+            cps.extend(text.chars().map(|c| c as u32));
+        }
+        None => load_codepoints(s, cps)?,
+    }
     // An or over all code points vectorises; an early-exit test does not.
     if cps.iter().fold(0, |acc, &c| acc | c) >= 256 {
         return Ok(false);
     }
-    out.clear();
     out.extend(cps.iter().map(|&c| c as u8));
     Ok(true)
 }
@@ -93,8 +128,11 @@ fn normalised_ascii_into(
         b,
         ..
     } = scratch;
-    Ok(narrow_into(s, codepoints, raw)?
-        && crate::normalise::normalise_ascii(raw, if second { b } else { a }))
+    let out = if second { b } else { a };
+    match utf8_of(s) {
+        Some(utf8) => Ok(crate::normalise::normalise_ascii(utf8, out)),
+        None => Ok(narrow_into(s, codepoints, raw)? && crate::normalise::normalise_ascii(raw, out)),
+    }
 }
 
 /// Run `f` with this thread's matcher (a fresh one if a re-entrant call already holds it).
@@ -333,10 +371,21 @@ fn ratio(
 ) -> PyResult<f64> {
     let (sa, sb) = (exact_str(a, "a")?, exact_str(b, "b")?);
     let fast = with_scratch(|s| {
-        if !narrow_into(sa, &mut s.codepoints, &mut s.a)?
-            || !narrow_into(sb, &mut s.codepoints, &mut s.b)?
-            || s.a.len() + s.b.len() >= DETACH_MIN_WORK
-        {
+        let narrow = narrow_into(sa, &mut s.codepoints, &mut s.a)?
+            && narrow_into(sb, &mut s.codepoints, &mut s.b)?;
+        if !narrow {
+            // Some code point >= 256: both sides as code points, on the wide index.
+            load_codepoints(sa, &mut s.wide_a)?;
+            load_codepoints(sb, &mut s.wide_b)?;
+            if s.wide_a.len() + s.wide_b.len() >= DETACH_MIN_WORK {
+                return Ok(None);
+            }
+            s.wide_side.rebuild(&s.wide_b, autojunk, None);
+            s.matcher.set_a(&s.wide_a, &s.wide_side);
+            let matches = s.matcher.matches(&s.wide_side);
+            return Ok(Some(ratio_of(matches, s.wide_a.len() + s.wide_b.len())));
+        }
+        if s.a.len() + s.b.len() >= DETACH_MIN_WORK {
             return Ok(None);
         }
         s.side.rebuild(&s.b, autojunk, None);
