@@ -9,18 +9,16 @@ use std::hash::BuildHasherDefault;
 
 use rayon::prelude::*;
 
-use crate::contract::{MatchParams, Reason};
+use crate::contract::{MatchParams, PairDecider, Reason};
 use crate::matcher::{ratio_of, BSide, IdHasher, Matcher};
-use crate::text::{Query, Text};
+use crate::text::Text;
 
 /// `labels_match(stored[k], incoming[k])` for every k, in parallel.
 pub fn match_pairs(stored: &[Text], incoming: &[Text], p: &MatchParams) -> Vec<bool> {
     stored
         .par_iter()
         .zip(incoming.par_iter())
-        .map_init(Matcher::new, |m, (a, b)| {
-            Query::new(b.clone()).matches(m, a, p)
-        })
+        .map_init(PairDecider::default, |d, (a, b)| d.matches(a, b, p))
         .collect()
 }
 
@@ -120,8 +118,8 @@ pub fn replay(
     groups.sort_by_key(|g| std::cmp::Reverse(g.len()));
     let decided: Vec<Vec<Decided>> = groups
         .par_iter()
-        .map_init(Matcher::new, |m, members| {
-            replay_partition(m, members, stripped, normalised, rp)
+        .map_init(PairDecider::default, |d, members| {
+            replay_partition(d, members, stripped, normalised, rp)
         })
         .collect();
     let mut result = ReplayResult {
@@ -240,21 +238,29 @@ impl PrefixIndex {
 type Decided = (u32, u32, Option<Outcome>, f64);
 
 fn replay_partition(
-    m: &mut Matcher,
+    d: &mut PairDecider,
     members: &[u32],
     stripped: &[Text],
     normalised: &[Text],
     rp: &ReplayParams,
 ) -> Vec<Decided> {
-    let key_of = |i: u32| match rp.prefix_mode {
-        PrefixMode::Raw => stripped[i as usize].codepoints(),
-        PrefixMode::Normalised => normalised[i as usize].codepoints(),
+    // A key longer than `prefix_len` fetches by its first `prefix_len` code points only, so keys
+    // are cut there (into one reused buffer: no allocation per label).
+    let key_into = |i: u32, key: &mut Vec<u32>| {
+        let text = match rp.prefix_mode {
+            PrefixMode::Raw => &stripped[i as usize],
+            PrefixMode::Normalised => &normalised[i as usize],
+        };
+        text.prefix_codepoints_into(rp.prefix_len, key);
     };
+    let mut key = Vec::new();
     let short_queries: std::collections::HashSet<Vec<u32>> = members
         .iter()
         .filter(|&&i| !stripped[i as usize].is_empty())
-        .map(|&i| key_of(i))
-        .filter(|key| key.len() < rp.prefix_len)
+        .filter_map(|&i| {
+            key_into(i, &mut key);
+            (key.len() < rp.prefix_len).then(|| key.clone())
+        })
         .collect();
     let mut index = PrefixIndex::new(rp.prefix_len, rp.query_limit, short_queries.into_iter());
     let mut out = Vec::with_capacity(members.len());
@@ -264,19 +270,19 @@ fn replay_partition(
             out.push((i, i, Some(Outcome::Empty), f64::NAN));
             continue;
         }
-        let key = key_of(i);
+        key_into(i, &mut key);
         prefix_hashes(&key, rp.prefix_len, &mut hashes);
-        let mut query = Query::new(normalised[i as usize].clone());
+        let incoming = &normalised[i as usize];
         let hit = index
             .candidates(&key, &hashes)
             .iter()
             .copied()
-            .find(|&c| query.matches(m, &normalised[c as usize], &rp.matching));
+            .find(|&c| d.matches(&normalised[c as usize], incoming, &rp.matching));
         match hit {
             Some(c) => {
-                let d = query.decide(m, &normalised[c as usize], &rp.matching);
-                let reason = d.reason.unwrap_or(Reason::Containment);
-                out.push((i, c, Some(Outcome::Collapsed(reason)), d.score));
+                let decision = d.decide(&normalised[c as usize], incoming, &rp.matching);
+                let reason = decision.reason.unwrap_or(Reason::Containment);
+                out.push((i, c, Some(Outcome::Collapsed(reason)), decision.score));
             }
             None => {
                 index.insert(&key, &hashes, i);

@@ -95,15 +95,18 @@ pub fn byte_counts(b: &[u8]) -> [u32; 256] {
     counts
 }
 
-/// difflib's `quick_ratio` bound for byte strings, from `incoming`'s byte counts: false when even
-/// the multiset intersection of the two labels stays below the threshold.
+/// difflib's `quick_ratio` bound for byte strings, from `incoming`'s byte counts (consumed): false
+/// when even the multiset intersection of the two labels stays below the threshold.
 ///
 /// Performance notes: deciding this from counts alone, before `incoming`'s index is built, settles
 /// most dissimilar pairs at a fraction of the index's cost.
 #[inline]
-pub fn multiset_admits(stored: &[u8], incoming_counts: &[u32; 256], p: &MatchParams) -> bool {
-    let mut avail = *incoming_counts;
-    let incoming_len: u32 = incoming_counts.iter().sum();
+pub fn multiset_admits(
+    stored: &[u8],
+    mut avail: [u32; 256],
+    incoming_len: usize,
+    p: &MatchParams,
+) -> bool {
     let shared = stored
         .iter()
         .filter(|&&x| {
@@ -113,7 +116,72 @@ pub fn multiset_admits(stored: &[u8], incoming_counts: &[u32; 256], p: &MatchPar
             hit
         })
         .count();
-    ratio_of(shared, stored.len() + incoming_len as usize) >= p.threshold
+    ratio_of(shared, stored.len() + incoming_len) >= p.threshold
+}
+
+/// Buffers to decide one pair after another without allocating: a thread's share of a batch, or
+/// one call's.
+#[derive(Default)]
+pub struct PairDecider {
+    matcher: Matcher,
+    narrow: BSide<u8>,
+    wide: BSide<u32>,
+    wide_stored: Vec<u32>,
+    wide_incoming: Vec<u32>,
+}
+
+impl PairDecider {
+    /// `labels_match` of two normalised byte-string labels.
+    pub fn matches_bytes(&mut self, stored: &[u8], incoming: &[u8], p: &MatchParams) -> bool {
+        if let Some(answer) = settle_cheaply(stored, incoming, p) {
+            return answer;
+        }
+        if !multiset_admits(stored, byte_counts(incoming), incoming.len(), p) {
+            return false;
+        }
+        self.narrow.rebuild(incoming, true, None);
+        self.matcher.set_a(stored, &self.narrow);
+        self.matcher.ratio_at_least(&self.narrow, p.threshold)
+    }
+
+    /// The decision with its reason and exact ratio (`decide`) of two normalised labels.
+    pub fn decide(
+        &mut self,
+        stored: &crate::Text,
+        incoming: &crate::Text,
+        p: &MatchParams,
+    ) -> Decision {
+        use crate::Text;
+        if let (Text::Narrow(a), Text::Narrow(b)) = (stored, incoming) {
+            self.narrow.rebuild(b, true, None);
+            return decide(&mut self.matcher, a, &self.narrow, p);
+        }
+        stored.codepoints_into(&mut self.wide_stored);
+        incoming.codepoints_into(&mut self.wide_incoming);
+        self.wide.rebuild(&self.wide_incoming, true, None);
+        decide(&mut self.matcher, &self.wide_stored, &self.wide, p)
+    }
+
+    /// `labels_match` of two normalised labels of any width.
+    pub fn matches(
+        &mut self,
+        stored: &crate::Text,
+        incoming: &crate::Text,
+        p: &MatchParams,
+    ) -> bool {
+        use crate::Text;
+        if let (Text::Narrow(a), Text::Narrow(b)) = (stored, incoming) {
+            return self.matches_bytes(a, b, p);
+        }
+        stored.codepoints_into(&mut self.wide_stored);
+        incoming.codepoints_into(&mut self.wide_incoming);
+        let (a, b) = (&self.wide_stored, &self.wide_incoming);
+        if let Some(answer) = settle_cheaply(a, b, p) {
+            return answer;
+        }
+        self.wide.rebuild(b, true, None);
+        settle_exactly(&mut self.matcher, a, &self.wide, p)
+    }
 }
 
 /// The rules that need `incoming`'s index, for a pair `settle_cheaply` left open: the multiset bound,

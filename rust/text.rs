@@ -49,6 +49,24 @@ impl Text {
         }
     }
 
+    /// The first `n` code points into `out` (replaced), reusing its buffer.
+    pub fn prefix_codepoints_into(&self, n: usize, out: &mut Vec<u32>) {
+        out.clear();
+        match self {
+            Text::Narrow(v) => out.extend(v.iter().take(n).map(|&c| c as u32)),
+            Text::Wide(v) => out.extend(v.iter().take(n)),
+        }
+    }
+
+    /// The code points into `out` (replaced), reusing its buffer.
+    pub fn codepoints_into(&self, out: &mut Vec<u32>) {
+        out.clear();
+        match self {
+            Text::Narrow(v) => out.extend(v.iter().map(|&c| c as u32)),
+            Text::Wide(v) => out.extend_from_slice(v),
+        }
+    }
+
     pub fn codepoints(&self) -> Vec<u32> {
         match self {
             Text::Narrow(v) => v.iter().map(|&c| c as u32).collect(),
@@ -170,7 +188,7 @@ impl Query {
                 let counts = self
                     .counts
                     .get_or_insert_with(|| Box::new(contract::byte_counts(b)));
-                if !contract::multiset_admits(a, counts, p) {
+                if !contract::multiset_admits(a, **counts, b.len(), p) {
                     return false;
                 }
                 match self.narrow_side() {

@@ -25,7 +25,8 @@ def close_matches(
 ) -> list[tuple[float, int]]: ...
 def match_pairs(
     stored: Sequence[Any], incoming: Sequence[Any], *, threshold: float = 0.85, min_chars: int = 16
-) -> list[bool]: ...
+) -> bytes:
+    """One byte per pair: 1 where ``labels_match(stored[k], incoming[k])``, else 0."""
 def cdist(
     queries: Sequence[str],
     choices: Sequence[str],
