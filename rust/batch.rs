@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
 use rayon::prelude::*;
+use smallvec::SmallVec;
 
 use crate::contract::{MatchParams, PairDecider, Reason};
 use crate::matcher::{ratio_of, BSide, IdHasher, Matcher};
@@ -143,16 +144,28 @@ pub fn replay(
 /// so each short key that some label of the partition will query gets a list, and a new canonical is
 /// appended to the lists of every short key it starts with. Lists stop at `query_limit`: a later
 /// canonical can never be among the first `query_limit`.
+///
+/// Performance notes: with a million labels, lookups missed the cache at every hop (map bucket, the
+/// bucket's slot list, the slot, its key, its canonicals: ~17% of a replay in perf). Slots now
+/// keep keys in one arena and their first canonicals inline, and the map holds a slot id.
 struct PrefixIndex {
     prefix_len: usize,
     limit: usize,
-    /// `(prefix length, hash of its code points)` -> slots holding that prefix (collisions share).
-    map: HashMap<(u32, u64), Vec<u32>, BuildHasherDefault<IdHasher>>,
-    /// Each slot: a prefix's code points and its canonicals, oldest first.
-    slots: Vec<(Vec<u32>, Vec<u32>)>,
+    /// `(prefix length, hash of its code points)` -> the newest slot with that pair; older slots
+    /// with the same pair (hash collisions) follow through `next`.
+    map: HashMap<(u32, u64), u32, BuildHasherDefault<IdHasher>>,
+    next: Vec<u32>,
+    /// Slot `s`'s key (a prefix's code points) is `keys[key_start[s]..key_start[s + 1]]`.
+    keys: Vec<u32>,
+    key_start: Vec<usize>,
+    /// Slot `s`'s canonicals, oldest first.
+    canonicals: Vec<SmallVec<[u32; 4]>>,
     /// Which lengths below `prefix_len` some short query has (only those need probing on insert).
     short_lens: Vec<bool>,
 }
+
+/// No slot (end of a collision chain).
+const NO_SLOT: u32 = u32::MAX;
 
 /// The hashes of every prefix of `cps` up to `n` code points: `out[l]` hashes `cps[..l]`.
 fn prefix_hashes(cps: &[u32], n: usize, out: &mut Vec<u64>) {
@@ -171,7 +184,10 @@ impl PrefixIndex {
             prefix_len,
             limit,
             map: HashMap::default(),
-            slots: Vec::new(),
+            next: Vec::new(),
+            keys: Vec::new(),
+            key_start: vec![0],
+            canonicals: Vec::new(),
             short_lens: vec![false; prefix_len],
         };
         let mut hashes = Vec::new();
@@ -184,20 +200,29 @@ impl PrefixIndex {
         index
     }
 
+    fn key(&self, s: usize) -> &[u32] {
+        &self.keys[self.key_start[s]..self.key_start[s + 1]]
+    }
+
     /// The slot of `cps[..l]` (hash `h`), created when `create` says so.
     fn slot(&mut self, cps: &[u32], l: usize, h: u64, create: bool) -> Option<usize> {
-        let found = self.map.get(&(l as u32, h)).and_then(|slots| {
-            slots
-                .iter()
-                .map(|&s| s as usize)
-                .find(|&s| self.slots[s].0 == cps[..l])
-        });
-        if found.is_some() || !create {
-            return found;
+        let head = self.map.get(&(l as u32, h)).copied().unwrap_or(NO_SLOT);
+        let mut s = head;
+        while s != NO_SLOT {
+            if self.key(s as usize) == &cps[..l] {
+                return Some(s as usize);
+            }
+            s = self.next[s as usize];
         }
-        let s = self.slots.len();
-        self.slots.push((cps[..l].to_vec(), Vec::new()));
-        self.map.entry((l as u32, h)).or_default().push(s as u32);
+        if !create {
+            return None;
+        }
+        let s = self.canonicals.len();
+        self.keys.extend_from_slice(&cps[..l]);
+        self.key_start.push(self.keys.len());
+        self.canonicals.push(SmallVec::new());
+        self.next.push(head);
+        self.map.insert((l as u32, h), s as u32);
         Some(s)
     }
 
@@ -205,29 +230,29 @@ impl PrefixIndex {
     fn candidates(&mut self, cps: &[u32], hashes: &[u64]) -> &[u32] {
         let l = cps.len().min(self.prefix_len);
         match self.slot(cps, l, hashes[l], false) {
-            Some(s) => &self.slots[s].1,
+            Some(s) => &self.canonicals[s],
             None => &[],
         }
     }
 
     fn insert(&mut self, cps: &[u32], hashes: &[u64], index: u32) {
         let limit = self.limit;
-        let push = |slots: &mut Vec<(Vec<u32>, Vec<u32>)>, s: usize| {
-            let list = &mut slots[s].1;
+        let push = |canonicals: &mut Vec<SmallVec<[u32; 4]>>, s: usize| {
+            let list = &mut canonicals[s];
             if list.len() < limit {
                 list.push(index);
             }
         };
         if cps.len() >= self.prefix_len {
             if let Some(s) = self.slot(cps, self.prefix_len, hashes[self.prefix_len], true) {
-                push(&mut self.slots, s);
+                push(&mut self.canonicals, s);
             }
         }
         let shortest_to_longest = cps.len().min(self.prefix_len.saturating_sub(1)) + 1;
         for (l, &h) in hashes.iter().enumerate().take(shortest_to_longest) {
             if self.short_lens.get(l).copied().unwrap_or(false) {
                 if let Some(s) = self.slot(cps, l, h, false) {
-                    push(&mut self.slots, s);
+                    push(&mut self.canonicals, s);
                 }
             }
         }
