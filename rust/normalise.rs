@@ -92,6 +92,27 @@ pub fn normalise_ascii(s: &[u8], out: &mut Vec<u8>) -> bool {
     true
 }
 
+/// Python's `str.lower()` of a code point below 256: every such mapping is one code point in the
+/// same range (A-Z and À-Þ but ×, plus 32), which a test checks against Python for all 256.
+#[inline]
+pub fn lower_latin1(c: u8) -> u8 {
+    if c.is_ascii_uppercase() || ((0xC0..=0xDE).contains(&c) && c != 0xD7) {
+        c + 32
+    } else {
+        c
+    }
+}
+
+/// The whole normalisation for a string whose code points are all below 256 (bytes), in Rust:
+/// its lower-casing is exact here (`lower_latin1`), unlike that of wider text.
+pub fn normalise_latin1(s: &[u8], out: &mut Vec<u8>) {
+    if normalise_ascii(s, out) {
+        return;
+    }
+    let lowered: Vec<u8> = s.iter().map(|&c| lower_latin1(c)).collect();
+    collapse_lowered(&lowered, out);
+}
+
 /// Whether an ASCII string is already split and joined: single spaces between words, no other
 /// whitespace, none at either end. Most labels are, and then normalising is lower-casing and the
 /// strip of terminal punctuation.
@@ -125,6 +146,19 @@ const ASCII_WHITESPACE: [bool; 128] = {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn latin1_lowering_matches_python() {
+        // Python 3.11: [ord(chr(c).lower()) for c in range(256)], each a single code point.
+        for c in 0..=255u8 {
+            let python = match c {
+                b'A'..=b'Z' => c + 32,
+                0xC0..=0xD6 | 0xD8..=0xDE => c + 32,
+                _ => c,
+            };
+            assert_eq!(lower_latin1(c), python, "{c:#x}");
+        }
+    }
 
     fn norm(s: &str) -> String {
         let mut out = Vec::new();

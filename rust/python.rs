@@ -117,7 +117,8 @@ fn narrow_into(s: &Bound<'_, PyString>, cps: &mut Vec<u32>, out: &mut Vec<u8>) -
     Ok(true)
 }
 
-/// The normalised label in `out` when `s` is ASCII (false otherwise: Python must lower-case it).
+/// The normalised label in `out` when every code point of `s` is below 256 (false otherwise:
+/// Python must lower-case it).
 fn normalised_ascii_into(
     s: &Bound<'_, PyString>,
     scratch: &mut Scratch,
@@ -879,8 +880,11 @@ fn normalise_str(s: &Bound<'_, PyString>) -> PyResult<Text> {
         }
     }
     let text = text_of(s)?;
-    if let Some(done) = text.normalise_ascii() {
-        return Ok(done);
+    if let Text::Narrow(bytes) = &text {
+        // Every code point below 256: lower-cased exactly in Rust (normalise_latin1).
+        let mut out = Vec::new();
+        crate::normalise::normalise_latin1(bytes, &mut out);
+        return Ok(Text::Narrow(out));
     }
     Ok(text_of(&s.call_method0("lower")?.cast_into::<PyString>()?)?.collapse_lowered())
 }

@@ -27,6 +27,7 @@ def match_pairs(
     stored: Sequence[Any], incoming: Sequence[Any], *, threshold: float = 0.85, min_chars: int = 16
 ) -> bytes:
     """One byte per pair: 1 where ``labels_match(stored[k], incoming[k])``, else 0."""
+
 def cdist(
     queries: Sequence[str],
     choices: Sequence[str],
@@ -45,9 +46,7 @@ def replay(
     prefix_len: int = 20,
     query_limit: int = 20,
 ) -> tuple[list[int], list[str], list[float]]: ...
-def join(
-    labels: Sequence[Any], *, threshold: float = 0.85, min_chars: int = 16
-) -> list[tuple[int, int]]: ...
+def join(labels: Sequence[Any], *, threshold: float = 0.85, min_chars: int = 16) -> list[tuple[int, int]]: ...
 def clusters(
     n: int, pairs: Sequence[tuple[int, int]], *, mode: str = "canonical"
 ) -> tuple[list[int], list[int | None]]: ...
