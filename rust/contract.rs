@@ -128,6 +128,9 @@ pub struct PairDecider {
     wide: BSide<u32>,
     wide_stored: Vec<u32>,
     wide_incoming: Vec<u32>,
+    remap: crate::matcher::ByteRemap,
+    remapped_stored: Vec<u8>,
+    remapped_incoming: Vec<u8>,
 }
 
 impl PairDecider {
@@ -175,6 +178,17 @@ impl PairDecider {
         }
         stored.codepoints_into(&mut self.wide_stored);
         incoming.codepoints_into(&mut self.wide_incoming);
+        let (a, b) = (&self.wide_stored, &self.wide_incoming);
+        let (mut ra, mut rb) = (
+            std::mem::take(&mut self.remapped_stored),
+            std::mem::take(&mut self.remapped_incoming),
+        );
+        if self.remap.remap(a, b, &mut ra, &mut rb) {
+            let answer = self.matches_bytes(&ra, &rb, p);
+            (self.remapped_stored, self.remapped_incoming) = (ra, rb);
+            return answer;
+        }
+        (self.remapped_stored, self.remapped_incoming) = (ra, rb);
         let (a, b) = (&self.wide_stored, &self.wide_incoming);
         if let Some(answer) = settle_cheaply(a, b, p) {
             return answer;

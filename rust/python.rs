@@ -39,6 +39,7 @@ struct Scratch {
     wide_a: Vec<u32>,
     wide_b: Vec<u32>,
     wide_side: BSide<u32>,
+    remap: crate::matcher::ByteRemap,
     matcher: Matcher,
     decider: crate::contract::PairDecider,
 }
@@ -383,6 +384,13 @@ fn ratio(
             if s.wide_a.len() + s.wide_b.len() >= DETACH_MIN_WORK {
                 return Ok(None);
             }
+            if s.remap.remap(&s.wide_a, &s.wide_b, &mut s.a, &mut s.b) {
+                // At most 255 distinct elements in b: the same answer on bytes (ByteRemap).
+                s.side.rebuild(&s.b, autojunk, None);
+                s.matcher.set_a(&s.a, &s.side);
+                let matches = s.matcher.matches(&s.side);
+                return Ok(Some(ratio_of(matches, s.a.len() + s.b.len())));
+            }
             s.wide_side.rebuild(&s.wide_b, autojunk, None);
             s.matcher.set_a(&s.wide_a, &s.wide_side);
             let matches = s.matcher.matches(&s.wide_side);
@@ -508,6 +516,11 @@ fn labels_match(
             threshold: t,
             min_chars,
         };
+        if a.len() + b.len() < DETACH_MIN_WORK {
+            if let Some(answer) = with_scratch(|s| Ok(Some(s.decider.matches(&a, &b, &p))))? {
+                return Ok(answer);
+            }
+        }
         return Ok(detach_if_large(py, a.len() + b.len(), || {
             with_matcher(|m| Query::new(b).matches(m, &a, &p))
         }));
