@@ -17,6 +17,10 @@ test-rust:
 bench:
 	$(PYTHON) benches/bench_core.py
 
+# Instructions per call under callgrind (needs valgrind): the noise-free view of bench_core.
+bench-instructions:
+	$(PYTHON) benches/bench_instructions.py
+
 lint:
 	ruff check python tests benches
 	ruff format --check python tests benches
