@@ -1,7 +1,7 @@
 # Developer entry points. `make build` compiles the Rust extension in place (release profile).
 PYTHON ?= python
 
-.PHONY: build test test-python test-rust bench lint fmt clean
+.PHONY: build test test-python test-rust bench bench-instructions lint fmt clean
 
 build:
 	$(PYTHON) -m pip install -e '.[test]' --no-build-isolation -q

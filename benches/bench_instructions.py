@@ -5,9 +5,10 @@
 Each contender runs over the same real label pairs (sharing a 20-character prefix: bench_core.py's
 sample spread over 20,000 such pairs) once and twice under callgrind; the difference over the pair
 count is the cost of one call from Python, the loop's own bytecode included, the interpreter's
-start-up and the corpus loading excluded. Needs ``valgrind`` on PATH (Debian: ``apt-get install valgrind``); the slow peers
-take about a minute each. Times (bench_core.py) remain the targets; this says where they stand
-without the machine's drift, and memory stalls (which callgrind does not count) are the gap.
+start-up and the corpus loading excluded. Needs ``valgrind`` on PATH (Debian: ``apt-get install
+valgrind``); the slow peers take about a minute each. Times (bench_core.py) remain the targets;
+this says where they stand without the machine's drift, and memory stalls (which callgrind does
+not count) are the gap.
 """
 
 from __future__ import annotations
