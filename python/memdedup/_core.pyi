@@ -46,7 +46,9 @@ def replay(
     prefix_len: int = 20,
     query_limit: int = 20,
 ) -> tuple[list[int], list[str], list[float]]: ...
-def join(labels: Sequence[Any], *, threshold: float = 0.85, min_chars: int = 16) -> list[tuple[int, int]]: ...
+def join(labels: Sequence[Any], *, threshold: float = 0.85, min_chars: int = 16) -> bytes:
+    """Native-endian u32 pairs ``(i, j)``, ``i < j``, sorted: every pair that matches."""
+
 def clusters(
     n: int, pairs: Sequence[tuple[int, int]], *, mode: str = "canonical"
 ) -> tuple[list[int], list[int | None]]: ...

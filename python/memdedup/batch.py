@@ -236,21 +236,28 @@ def join(
     threshold = _check_threshold(threshold)
     labels = list(labels)
     parts = _partitions(len(labels), scopes, None)
-    pairs: list[tuple[int, int]] = []
     groups: dict[int, list[int]] = {}
     for k, part in enumerate(parts):
         groups.setdefault(part, []).append(k)
+    found_arrays = []
     for members in groups.values():
         sub = [labels[k] for k in members]
         if _RUST and hasattr(_impl, "join"):
-            found = _impl.join(sub, threshold=threshold, min_chars=min_chars)
+            # The core's answer: native-endian u32 pairs, sorted, as bytes (no object per pair).
+            raw = _impl.join(sub, threshold=threshold, min_chars=min_chars)
+            found = np.frombuffer(raw, dtype=np.uint32)
         else:
-            found = _reference.join(sub, threshold=threshold, min_chars=min_chars)
-        pairs.extend((members[i], members[j]) for i, j in found)
-    if guards is not None and as_guards(guards):
-        pairs = [(i, j) for i, j in pairs if guards_allow(labels[i], labels[j], as_guards(guards))]
-    pairs.sort()
-    return np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+            pairs_found = _reference.join(sub, threshold=threshold, min_chars=min_chars)
+            found = np.asarray(pairs_found, dtype=np.uint32)
+        found = found.reshape(-1, 2).astype(np.int64)
+        found_arrays.append(np.asarray(members, dtype=np.int64)[found] if len(groups) > 1 else found)
+    pairs = np.concatenate(found_arrays) if found_arrays else np.empty((0, 2), dtype=np.int64)
+    if guards is not None and as_guards(guards) and len(pairs):
+        allowed = [guards_allow(labels[i], labels[j], as_guards(guards)) for i, j in pairs.tolist()]
+        pairs = pairs[np.asarray(allowed, dtype=bool)]
+    if len(groups) > 1:
+        pairs = pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]
+    return pairs.reshape(-1, 2)
 
 
 @dataclass(frozen=True)
