@@ -11,7 +11,7 @@ use rayon::prelude::*;
 use smallvec::SmallVec;
 
 use crate::contract::{MatchParams, PairDecider, Reason};
-use crate::matcher::{ratio_of, BSide, IdHasher, Matcher};
+use crate::matcher::{ratio_of, ratio_with, BSide, IdHasher, Matcher};
 use crate::text::Text;
 
 /// `labels_match(stored[k], incoming[k])` for every k, in parallel.
@@ -26,16 +26,10 @@ pub fn match_pairs(stored: &[Text], incoming: &[Text], p: &MatchParams) -> Vec<b
 /// difflib's ratio of two texts (no normalisation), `a` first.
 pub fn text_ratio(m: &mut Matcher, a: &Text, b: &Text, autojunk: bool) -> f64 {
     match (a, b) {
-        (Text::Narrow(a), Text::Narrow(b)) => {
-            let side = BSide::new(b, autojunk);
-            m.set_a(a, &side);
-            ratio_of(m.matches(&side), a.len() + b.len())
-        }
+        (Text::Narrow(a), Text::Narrow(b)) => ratio_with(m, &mut BSide::default(), a, b, autojunk),
         _ => {
             let (a, b) = (a.codepoints(), b.codepoints());
-            let side = BSide::new(&b, autojunk);
-            m.set_a(&a, &side);
-            ratio_of(m.matches(&side), a.len() + b.len())
+            ratio_with(m, &mut BSide::default(), &a, &b, autojunk)
         }
     }
 }

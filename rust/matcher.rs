@@ -272,8 +272,8 @@ impl<T: Sym> BSide<T> {
     }
 
     /// `rebuild` for a byte string with nothing junk or popular (the common label): the searches
-    /// read its bytes directly, so difflib's `b2j` position lists, the counts (`count_of` counts on
-    /// demand) and, on x86_64, the bitsets are skipped.
+    /// read its bytes directly, so difflib's `b2j` position lists, the counts (`quick_matches`
+    /// counts on demand) and, on x86_64, the bitsets are skipped.
     fn rebuild_plain_bytes(&mut self, b: &[T]) {
         let n = b.len();
         self.grow_ids(256);
@@ -325,16 +325,6 @@ impl<T: Sym> BSide<T> {
             self.run_len.resize(nids, 0);
             self.junk.resize(nids, false);
             self.popular.resize(nids, false);
-        }
-    }
-
-    /// Occurrences of id `id` in `b` (difflib's `fullbcount`).
-    pub fn count_of(&self, id: u32) -> u32 {
-        let id = id as usize;
-        if self.has_positions {
-            self.counts[id]
-        } else {
-            self.ids.iter().filter(|&&x| x as usize == id).count() as u32
         }
     }
 
@@ -1371,10 +1361,20 @@ fn dense_row(prev: &[u8], cur: &mut [u8], bytes: &[u8], indexed: &[u8], x: u8, w
 
 /// One-shot helpers over two sequences, for tests and simple callers.
 pub fn ratio<T: Sym>(a: &[T], b: &[T], autojunk: bool) -> f64 {
-    let side = BSide::new(b, autojunk);
-    let mut m = Matcher::new();
-    m.set_a(a, &side);
-    ratio_of(m.matches(&side), a.len() + b.len())
+    ratio_with(&mut Matcher::new(), &mut BSide::default(), a, b, autojunk)
+}
+
+/// difflib's ratio of `a` against `b` (indexed into `side`), reusing the buffers of `m` and `side`.
+pub fn ratio_with<T: Sym>(
+    m: &mut Matcher,
+    side: &mut BSide<T>,
+    a: &[T],
+    b: &[T],
+    autojunk: bool,
+) -> f64 {
+    side.rebuild(b, autojunk, None);
+    m.set_a(a, side);
+    ratio_of(m.matches(side), a.len() + b.len())
 }
 
 pub fn quick_ratio<T: Sym>(a: &[T], b: &[T]) -> f64 {

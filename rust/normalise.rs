@@ -149,7 +149,8 @@ mod tests {
 
     #[test]
     fn latin1_lowering_matches_python() {
-        // Python 3.11: [ord(chr(c).lower()) for c in range(256)], each a single code point.
+        // The rule as Python 3.11 prints it (`[ord(chr(c).lower()) for c in range(256)]`); the oracle
+        // is tests/test_parity_core.py::test_normalise_every_code_point, against the running Python.
         for c in 0..=255u8 {
             let python = match c {
                 b'A'..=b'Z' => c + 32,

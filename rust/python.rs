@@ -16,7 +16,7 @@ use rayon::iter::{IndexedParallelIterator, IntoParallelRefIterator, ParallelIter
 
 use crate::contract::{MatchParams, Reason};
 use crate::error::Error;
-use crate::matcher::{self, ratio_of, BSide, Matcher};
+use crate::matcher::{self, ratio_of, ratio_with, BSide, Matcher};
 use crate::text::{Query, Text};
 
 /// Below this many elements in a call, holding the GIL is cheaper than releasing it.
@@ -120,7 +120,7 @@ fn narrow_into(s: &Bound<'_, PyString>, cps: &mut Vec<u32>, out: &mut Vec<u8>) -
 
 /// The normalised label in `out` when every code point of `s` is below 256 (false otherwise:
 /// Python must lower-case it).
-fn normalised_ascii_into(
+fn normalised_bytes_into(
     s: &Bound<'_, PyString>,
     scratch: &mut Scratch,
     second: bool,
@@ -377,33 +377,41 @@ fn ratio(
     let fast = with_scratch(|s| {
         let narrow = narrow_into(sa, &mut s.codepoints, &mut s.a)?
             && narrow_into(sb, &mut s.codepoints, &mut s.b)?;
-        if !narrow {
-            // Some code point >= 256: both sides as code points, on the wide index.
-            load_codepoints(sa, &mut s.wide_a)?;
-            load_codepoints(sb, &mut s.wide_b)?;
-            if s.wide_a.len() + s.wide_b.len() >= DETACH_MIN_WORK {
+        if narrow {
+            if s.a.len() + s.b.len() >= DETACH_MIN_WORK {
                 return Ok(None);
             }
-            if s.remap.remap(&s.wide_a, &s.wide_b, &mut s.a, &mut s.b) {
-                // At most 255 distinct elements in b: the same answer on bytes (ByteRemap).
-                s.side.rebuild(&s.b, autojunk, None);
-                s.matcher.set_a(&s.a, &s.side);
-                let matches = s.matcher.matches(&s.side);
-                return Ok(Some(ratio_of(matches, s.a.len() + s.b.len())));
-            }
-            s.wide_side.rebuild(&s.wide_b, autojunk, None);
-            s.matcher.set_a(&s.wide_a, &s.wide_side);
-            let matches = s.matcher.matches(&s.wide_side);
-            return Ok(Some(ratio_of(matches, s.wide_a.len() + s.wide_b.len())));
+            return Ok(Some(ratio_with(
+                &mut s.matcher,
+                &mut s.side,
+                &s.a,
+                &s.b,
+                autojunk,
+            )));
         }
-        if s.a.len() + s.b.len() >= DETACH_MIN_WORK {
+        // Some code point >= 256: both sides as code points.
+        load_codepoints(sa, &mut s.wide_a)?;
+        load_codepoints(sb, &mut s.wide_b)?;
+        if s.wide_a.len() + s.wide_b.len() >= DETACH_MIN_WORK {
             return Ok(None);
         }
-        s.side.rebuild(&s.b, autojunk, None);
-        s.matcher.set_a(&s.a, &s.side);
-        Ok(Some(ratio_of(
-            s.matcher.matches(&s.side),
-            s.a.len() + s.b.len(),
+        if s.remap.remap(&s.wide_a, &s.wide_b, &mut s.a, &mut s.b) {
+            // At most 255 distinct elements in b: the same answer on bytes (ByteRemap).
+            return Ok(Some(ratio_with(
+                &mut s.matcher,
+                &mut s.side,
+                &s.a,
+                &s.b,
+                autojunk,
+            )));
+        }
+        let (a, b) = (&s.wide_a, &s.wide_b);
+        Ok(Some(ratio_with(
+            &mut s.matcher,
+            &mut s.wide_side,
+            a,
+            b,
+            autojunk,
         )))
     })?;
     if let Some(r) = fast {
@@ -419,11 +427,7 @@ fn ratio(
 }
 
 fn pair_ratio<T: crate::Sym>(a: &[T], b: &[T], autojunk: bool) -> f64 {
-    let side = BSide::new(b, autojunk);
-    with_matcher(|m| {
-        m.set_a(a, &side);
-        ratio_of(m.matches(&side), a.len() + b.len())
-    })
+    with_matcher(|m| ratio_with(m, &mut BSide::default(), a, b, autojunk))
 }
 
 /// difflib's `quick_ratio()`: an upper bound of `ratio()` from the character multisets.
@@ -497,8 +501,8 @@ fn labels_match(
             min_chars,
         };
         let fast = with_scratch(|s| {
-            if !normalised_ascii_into(&stored_str, s, false)?
-                || !normalised_ascii_into(&incoming_str, s, true)?
+            if !normalised_bytes_into(&stored_str, s, false)?
+                || !normalised_bytes_into(&incoming_str, s, true)?
                 || s.a.len() + s.b.len() >= DETACH_MIN_WORK
             {
                 return Ok(None);
