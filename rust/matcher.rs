@@ -23,6 +23,8 @@ use crate::sym::Sym;
 
 /// The id of an element of `a` that does not occur in `b`.
 pub const NONE: u32 = u32::MAX;
+/// A junk or popular position of `b` in `BSide::run_ids`: equal to no id of `a` (not even [`NONE`]).
+const UNINDEXED: u32 = u32::MAX - 1;
 
 /// The widest `b` range the byte-row DP takes (its run lengths are bytes).
 const DENSE_MAX_WIDTH: usize = 255;
@@ -33,6 +35,17 @@ const DENSE_REG_VECTORS: usize = 8;
 /// A range whose known common run (prefix or suffix) is at least this long is searched from anchor
 /// rows (`anchor_core`) instead of row by row.
 const ANCHOR_MIN_RUN: usize = 8;
+
+/// Sequences of ids (lines, wide text) with at least this many elements in `a` list the runs of
+/// their whole `a` x `b` once (`Matcher::list_runs`) for every sub-range of the recursion to reuse.
+const RUN_LIST_MIN_ROWS: usize = 64;
+/// The listed runs are every maximal run at least this long: each one crosses a row of this stride.
+const RUN_LIST_STRIDE: usize = 8;
+/// Listing stops (and the ranges are searched one by one) past this many runs, or past
+/// `RUN_LIST_WORK_PER_ELEMENT` steps per element of `a` and `b`: it pays only where runs are few
+/// and long, as in line diffs.
+const RUN_LIST_MAX_RUNS: usize = 1024;
+const RUN_LIST_WORK_PER_ELEMENT: usize = 16;
 
 /// difflib's `_calculate_ratio`: `2.0 * matches / length`, and 1.0 for two empty sequences.
 #[inline]
@@ -103,6 +116,13 @@ pub struct BSide<T: Sym> {
     bit_ids: usize,
     /// Whether the last `rebuild` set bits (which the next one clears).
     has_bits: bool,
+    /// Codes are dense ids already (the k-th distinct element of `b` is k): no interning map.
+    dense_codes: bool,
+    /// Set by `rebuild_dense` for the `rebuild` it calls.
+    next_dense: bool,
+    /// When some element is junk or popular: `ids` with those positions set to [`UNINDEXED`], so
+    /// one compare with an `a` id tells an indexed equal pair (a run of difflib's DP).
+    run_ids: Vec<u32>,
     /// For byte strings: `b` itself, and 0xFF where `b[j]` is indexed (0 where junk or popular).
     bytes: Vec<u8>,
     indexed_mask: Vec<u8>,
@@ -130,6 +150,9 @@ impl<T: Sym> Default for BSide<T> {
             words: 0,
             bit_ids: 0,
             has_bits: false,
+            dense_codes: false,
+            next_dense: false,
+            run_ids: Vec::new(),
             bytes: Vec::new(),
             indexed_mask: Vec::new(),
         }
@@ -144,9 +167,31 @@ impl<T: Sym> BSide<T> {
         side
     }
 
+    /// `rebuild` for codes that may already be dense ids in first-occurrence order (the k-th distinct
+    /// element is k), as the bindings' element table assigns them to lines: then no interning map
+    /// is built or read (checked here; other codes take `rebuild`'s interning).
+    pub fn rebuild_dense(
+        &mut self,
+        b: &[T],
+        autojunk: bool,
+        is_junk: Option<&mut dyn FnMut(T) -> bool>,
+    ) {
+        let mut next = 0u32;
+        self.next_dense = T::DIRECT_ALPHABET == 0
+            && b.iter().all(|x| match x.code() {
+                c if c == next => {
+                    next += 1;
+                    true
+                }
+                c => c < next,
+            });
+        self.rebuild(b, autojunk, is_junk);
+    }
+
     /// Re-prepare for a new `b`, keeping the buffers. `is_junk` is called once per distinct element,
     /// in first-occurrence order, as difflib calls `isjunk` on `b2j`'s keys.
     pub fn rebuild(&mut self, b: &[T], autojunk: bool, is_junk: Option<&mut dyn FnMut(T) -> bool>) {
+        let dense = std::mem::take(&mut self.next_dense);
         // Reset only what the previous `b` touched: per-id state is sparse in a byte alphabet.
         // Clear exactly the bitset words the last `b` set (one per element): no memset calls.
         if std::mem::take(&mut self.has_bits) {
@@ -175,6 +220,7 @@ impl<T: Sym> BSide<T> {
             self.large.clear();
         }
         self.elems.clear();
+        self.dense_codes = dense;
         self.seq.clear();
         self.seq.extend_from_slice(b);
         self.ids.clear();
@@ -187,6 +233,15 @@ impl<T: Sym> BSide<T> {
         if T::DIRECT_ALPHABET > 0 {
             self.ids.extend(b.iter().map(|&x| x.code()));
             self.grow_ids(T::DIRECT_ALPHABET);
+        } else if dense {
+            for &x in b {
+                let id = x.code();
+                if id as usize == self.elems.len() {
+                    self.elems.push(x);
+                }
+                self.ids.push(id);
+            }
+            self.grow_ids(self.elems.len());
         } else {
             for &x in b {
                 let id = self.intern(x);
@@ -259,6 +314,17 @@ impl<T: Sym> BSide<T> {
             for (j, &id) in self.ids.iter().enumerate() {
                 self.bits[(j / 64) * stride + id as usize] |= 1 << (j % 64);
             }
+        }
+        self.run_ids.clear();
+        if !all_indexed {
+            let (junk, popular) = (&self.junk, &self.popular);
+            self.run_ids.extend(self.ids.iter().map(|&id| {
+                if junk[id as usize] || popular[id as usize] {
+                    UNINDEXED
+                } else {
+                    id
+                }
+            }));
         }
         for (j, &id) in self.ids.iter().enumerate() {
             let id = id as usize;
@@ -364,6 +430,12 @@ impl<T: Sym> BSide<T> {
         let c = x.code();
         if T::DIRECT_ALPHABET > 0 {
             c
+        } else if self.dense_codes {
+            if (c as usize) < self.elems.len() {
+                c
+            } else {
+                NONE
+            }
         } else if c < 256 {
             self.small[c as usize]
         } else {
@@ -448,6 +520,68 @@ impl<T: Sym> BSide<T> {
     }
 }
 
+/// How many leading elements of `x` and `y` (equal lengths) are equal.
+///
+/// Performance notes: runs of equal ids are long in line diffs (a hundred lines between edits is
+/// common), where comparing four ids a step (SSE2, in the x86_64 baseline) cut the run extension's
+/// instructions about threefold against one id a step.
+#[inline]
+fn common_prefix(x: &[u32], y: &[u32]) -> usize {
+    let n = x.len().min(y.len());
+    let mut k = 0;
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        while k + 4 <= n {
+            // SAFETY: k + 4 <= n, so four u32s are readable from both slices at k.
+            let mask = unsafe {
+                let u = _mm_loadu_si128(x.as_ptr().add(k).cast());
+                let v = _mm_loadu_si128(y.as_ptr().add(k).cast());
+                _mm_movemask_epi8(_mm_cmpeq_epi32(u, v)) as u32
+            };
+            if mask != 0xFFFF {
+                return k + (!mask).trailing_zeros() as usize / 4;
+            }
+            k += 4;
+        }
+    }
+    k + x[k..n]
+        .iter()
+        .zip(&y[k..n])
+        .take_while(|(a, b)| a == b)
+        .count()
+}
+
+/// How many trailing elements of `x` and `y` (equal lengths) are equal.
+#[inline]
+fn common_suffix(x: &[u32], y: &[u32]) -> usize {
+    let n = x.len().min(y.len());
+    let (x, y) = (&x[x.len() - n..], &y[y.len() - n..]);
+    let mut k = 0;
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::*;
+        while k + 4 <= n {
+            // SAFETY: k + 4 <= n, so the four u32s ending n - k back are readable in both slices.
+            let mask = unsafe {
+                let u = _mm_loadu_si128(x.as_ptr().add(n - k - 4).cast());
+                let v = _mm_loadu_si128(y.as_ptr().add(n - k - 4).cast());
+                _mm_movemask_epi8(_mm_cmpeq_epi32(u, v)) as u32
+            };
+            if mask != 0xFFFF {
+                return k + ((!mask) << 16).leading_zeros() as usize / 4;
+            }
+            k += 4;
+        }
+    }
+    k + x[..n - k]
+        .iter()
+        .rev()
+        .zip(y[..n - k].iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count()
+}
+
 /// Two sequences of code points rewritten as bytes when `b` holds at most 255 distinct elements:
 /// `b`'s elements become 1, 2, ... in first-occurrence order, `a`'s elements that `b` lacks become
 /// 0. Equal elements stay equal and unequal ones unequal (0 is in no `b`), and counts per element
@@ -527,6 +661,12 @@ pub struct Matcher {
     /// `a` as bytes and two byte rows, for the dense DP on byte strings.
     a_bytes: Vec<u8>,
     dense: Vec<u8>,
+    /// When `runs_listed`: every maximal run of difflib's DP (equal, indexed pairs along a
+    /// diagonal) of length >= RUN_LIST_STRIDE in the whole `a` x `b`, as (i, j, length).
+    runs: Vec<(u32, u32, u32)>,
+    runs_listed: bool,
+    /// Runs being extended across anchor rows while listing: (diagonal, end row).
+    open_runs: Vec<(usize, usize)>,
 }
 
 impl Matcher {
@@ -563,7 +703,7 @@ impl Matcher {
     ) -> (usize, usize, usize) {
         let narrow = T::DIRECT_ALPHABET == 256;
         let width = bhi.saturating_sub(blo);
-        let (mut besti, mut bestj, mut bestsize) = if b.all_indexed {
+        let (besti, bestj, bestsize) = if b.all_indexed {
             let rows = ahi.saturating_sub(alo);
             let limit = rows.min(width);
             // A run any strategy may start from: the common prefix or suffix of the two ranges
@@ -603,11 +743,47 @@ impl Matcher {
                 // wide label pairs: fewer instructions than difflib's sparse search).
                 self.anchor_core(b, alo, ahi, blo, bhi, known)
             }
-        } else if narrow && width > 0 && width <= DENSE_MAX_WIDTH {
-            self.dense_core(b, alo, ahi, blo, bhi)
         } else {
-            self.sparse_core(b, alo, ahi, blo, bhi)
+            // Junk or popular elements: difflib's DP sees only indexed pairs, so the known run is
+            // the common prefix (or suffix) of indexed equal pairs, and anchors extend along those.
+            let limit = ahi.saturating_sub(alo).min(width);
+            let (mut known, mut prefix) = (0, 0);
+            if limit >= ANCHOR_MIN_RUN {
+                prefix = self.run_forward(b, alo, blo, limit);
+                known = prefix;
+                if known < ANCHOR_MIN_RUN {
+                    known = known.max(self.run_backward(b, ahi, bhi, limit));
+                }
+            }
+            if limit > 0 && prefix == limit {
+                // As above: a whole side matching at the start is the first longest run.
+                (alo, blo, limit)
+            } else if known >= ANCHOR_MIN_RUN {
+                self.anchor_core(b, alo, ahi, blo, bhi, known)
+            } else if narrow && width > 0 && width <= DENSE_MAX_WIDTH {
+                self.dense_core(b, alo, ahi, blo, bhi)
+            } else if !narrow {
+                // Lines and other large alphabets: few equal pairs a row, long runs; anchors from
+                // the top visit a few rows where difflib's DP visits all of them.
+                self.anchor_core(b, alo, ahi, blo, bhi, known)
+            } else {
+                self.sparse_core(b, alo, ahi, blo, bhi)
+            }
         };
+        self.extend_longest(b, alo, ahi, blo, bhi, (besti, bestj, bestsize))
+    }
+
+    /// The end of `find_longest_match`: its DP's longest run `(besti, bestj, bestsize)` extended with
+    /// equal non-junk elements (popular ones included), then with equal junk, as difflib does.
+    fn extend_longest<T: Sym>(
+        &self,
+        b: &BSide<T>,
+        alo: usize,
+        ahi: usize,
+        blo: usize,
+        bhi: usize,
+        (mut besti, mut bestj, mut bestsize): (usize, usize, usize),
+    ) -> (usize, usize, usize) {
         if b.all_indexed {
             // Every equal pair was in the search: its run is already maximal either way.
             return (besti, bestj, bestsize);
@@ -683,12 +859,22 @@ impl Matcher {
         loop {
             stride = stride.max(known).max(1);
             let (mut size, mut si, mut sj) = (0usize, alo, blo);
+            // The last run found (start row, start column, end row): a later anchor on it would
+            // find it again. Lines meet one run on many consecutive anchors; byte strings skip this.
+            let mut last = (0usize, 0usize, 0usize);
             let mut r = alo + stride - 1;
             while r < ahi {
                 self.each_match_in_row(b, r, blo, bhi, |m, j| {
+                    if T::DIRECT_ALPHABET != 256
+                        && r < last.2
+                        && r - last.0 == j.wrapping_sub(last.1)
+                    {
+                        return;
+                    }
                     let back = m.run_backward(b, r, j, (r - alo).min(j - blo));
                     let len = back + m.run_forward(b, r, j, (ahi - r).min(bhi - j));
                     let (i0, j0) = (r - back, j - back);
+                    last = (i0, j0, i0 + len);
                     if len > size || (len == size && (i0, j0) < (si, sj)) {
                         (size, si, sj) = (len, i0, j0);
                     }
@@ -718,6 +904,14 @@ impl Matcher {
         bhi: usize,
         mut f: impl FnMut(&Self, usize),
     ) {
+        if !b.all_indexed {
+            // Only indexed pairs count: difflib's own b2j lists.
+            let (start, end) = b.range_in(self.a_ids[r], blo, bhi);
+            for &j in &b.positions[start..end] {
+                f(self, j as usize);
+            }
+            return;
+        }
         #[cfg(target_arch = "x86_64")]
         if T::DIRECT_ALPHABET == 256 {
             use std::arch::x86_64::*;
@@ -757,9 +951,13 @@ impl Matcher {
         }
     }
 
-    /// How many elements from `a[i]` and `b[j]` on are equal, up to `max`.
+    /// How many elements from `a[i]` and `b[j]` on are equal (and indexed in `b`: a run of
+    /// difflib's DP), up to `max`.
     #[inline]
     fn run_forward<T: Sym>(&self, b: &BSide<T>, i: usize, j: usize, max: usize) -> usize {
+        if !b.all_indexed {
+            return common_prefix(&self.a_ids[i..i + max], &b.run_ids[j..j + max]);
+        }
         if T::DIRECT_ALPHABET == 256 {
             // Eight bytes a step: the first differing byte is the lowest set byte of the xor.
             let (a, bb) = (&self.a_bytes[FRONT_PAD..], &b.bytes[FRONT_PAD..]);
@@ -773,18 +971,17 @@ impl Matcher {
             }
             max
         } else {
-            self.a_ids[i..i + max]
-                .iter()
-                .zip(&b.ids[j..j + max])
-                .take_while(|(x, y)| x == y)
-                .count()
+            common_prefix(&self.a_ids[i..i + max], &b.ids[j..j + max])
         }
     }
 
-    /// How many elements before `a[i]` and `b[j]` (ending at `a[i - 1]`, `b[j - 1]`) are equal, up
-    /// to `max` (at most `min(i, j)`).
+    /// How many elements before `a[i]` and `b[j]` (ending at `a[i - 1]`, `b[j - 1]`) are equal (and
+    /// indexed in `b`), up to `max` (at most `min(i, j)`).
     #[inline]
     fn run_backward<T: Sym>(&self, b: &BSide<T>, i: usize, j: usize, max: usize) -> usize {
+        if !b.all_indexed {
+            return common_suffix(&self.a_ids[i - max..i], &b.run_ids[j - max..j]);
+        }
         if T::DIRECT_ALPHABET == 256 {
             // The bytes padded in front make the eight bytes before any position readable.
             let mut k = 0;
@@ -798,12 +995,7 @@ impl Matcher {
             }
             max
         } else {
-            self.a_ids[i - max..i]
-                .iter()
-                .rev()
-                .zip(b.ids[j - max..j].iter().rev())
-                .take_while(|(x, y)| x == y)
-                .count()
+            common_suffix(&self.a_ids[i - max..i], &b.ids[j - max..j])
         }
     }
 
@@ -1062,7 +1254,17 @@ impl Matcher {
     /// Returns the match size and the change in the pending bound (what the new ranges could add).
     fn step<T: Sym>(&mut self, b: &BSide<T>, [alo, ahi, blo, bhi]: [u32; 4]) -> (usize, usize) {
         let (alo, ahi, blo, bhi) = (alo as usize, ahi as usize, blo as usize, bhi as usize);
-        let (i, j, k) = self.find_longest_match(b, alo, ahi, blo, bhi);
+        let listed = if self.runs_listed {
+            self.longest_listed_run(alo, ahi, blo, bhi)
+        } else {
+            (alo, blo, 0)
+        };
+        let (i, j, k) = if listed.2 >= RUN_LIST_STRIDE {
+            // Exact: every run of the range this long is a listed run cut to the range.
+            self.extend_longest(b, alo, ahi, blo, bhi, listed)
+        } else {
+            self.find_longest_match(b, alo, ahi, blo, bhi)
+        };
         let mut added = 0;
         if k > 0 {
             self.blocks.push((i as u32, j as u32, k as u32));
@@ -1085,6 +1287,80 @@ impl Matcher {
         self.blocks.clear();
         self.queue
             .push([0, self.a_ids.len() as u32, 0, b.len() as u32]);
+        self.runs_listed = T::DIRECT_ALPHABET == 0
+            && self.a_ids.len() >= RUN_LIST_MIN_ROWS
+            && b.len() >= RUN_LIST_STRIDE
+            && self.list_runs(b);
+    }
+
+    /// Fill `runs` for the whole `a` x `b`; false when it stopped at a limit (too many runs or
+    /// steps: then every range is searched on its own).
+    ///
+    /// Every maximal run of length >= RUN_LIST_STRIDE covers one of the anchor rows (every
+    /// RUN_LIST_STRIDE-th row, from row RUN_LIST_STRIDE - 1); each match on those rows is extended
+    /// both ways along its diagonal, unless it lies on a run already extended from an earlier one.
+    ///
+    /// Performance notes: the matching-block recursion searches each sub-range anew; on line diffs
+    /// of real files (~125 lines between edits) that visited each line ~5 times, and the anchor
+    /// search of a sub-range re-extended the same long runs on each halving of its stride. A
+    /// sub-range's longest run is now read from this list (the longest listed run cut to the range,
+    /// exact once it is >= RUN_LIST_STRIDE), and only ranges with no such run are searched.
+    fn list_runs<T: Sym>(&mut self, b: &BSide<T>) -> bool {
+        let (la, lb) = (self.a_ids.len(), b.len());
+        let mut runs = std::mem::take(&mut self.runs);
+        let mut open = std::mem::take(&mut self.open_runs);
+        runs.clear();
+        open.clear();
+        let budget = RUN_LIST_WORK_PER_ELEMENT * (la + lb);
+        let mut work = 0usize;
+        let mut r = RUN_LIST_STRIDE - 1;
+        while r < la && work <= budget && runs.len() <= RUN_LIST_MAX_RUNS {
+            open.retain(|&(_, end)| end > r);
+            self.each_match_in_row(b, r, 0, lb, |m, j| {
+                let diagonal = j + la - r;
+                work += 1 + open.len();
+                if open.iter().any(|&(d, _)| d == diagonal) {
+                    return;
+                }
+                let back = m.run_backward(b, r, j, r.min(j));
+                let len = back + m.run_forward(b, r, j, (la - r).min(lb - j));
+                work += len / 4;
+                if len >= RUN_LIST_STRIDE {
+                    runs.push(((r - back) as u32, (j - back) as u32, len as u32));
+                    open.push((diagonal, r - back + len));
+                }
+            });
+            r += RUN_LIST_STRIDE;
+        }
+        let complete = r >= la && work <= budget && runs.len() <= RUN_LIST_MAX_RUNS;
+        self.runs = runs;
+        self.open_runs = open;
+        complete
+    }
+
+    /// The longest listed run cut to the range (first in (i, j) order among equals), as
+    /// `find_longest_match`'s DP would pick it: exact when its length is >= RUN_LIST_STRIDE, as any
+    /// run that long in the range lies on a listed run, which cut to the range is that run.
+    fn longest_listed_run(
+        &self,
+        alo: usize,
+        ahi: usize,
+        blo: usize,
+        bhi: usize,
+    ) -> (usize, usize, usize) {
+        let mut best = (alo, blo, 0usize);
+        for &(i0, j0, len) in &self.runs {
+            let (i0, j0, len) = (i0 as usize, j0 as usize, len as usize);
+            let from = alo.saturating_sub(i0).max(blo.saturating_sub(j0));
+            let to = len.min(ahi.saturating_sub(i0)).min(bhi.saturating_sub(j0));
+            if to > from {
+                let (i, j, k) = (i0 + from, j0 + from, to - from);
+                if k > best.2 || (k == best.2 && (i, j) < (best.0, best.1)) {
+                    best = (i, j, k);
+                }
+            }
+        }
+        best
     }
 
     /// Total size of difflib's matching blocks (`M` in `2M / (len(a) + len(b))`).
@@ -1411,11 +1687,22 @@ mod tests {
         autojunk: bool,
         (alo, ahi, blo, bhi): (usize, usize, usize, usize),
     ) -> (usize, usize, usize) {
+        difflib_longest_with_junk(a, b, autojunk, |_| false, (alo, ahi, blo, bhi))
+    }
+
+    /// difflib's `find_longest_match` with an `isjunk` predicate.
+    fn difflib_longest_with_junk(
+        a: &[u32],
+        b: &[u32],
+        autojunk: bool,
+        junk: impl Fn(u32) -> bool,
+        (alo, ahi, blo, bhi): (usize, usize, usize, usize),
+    ) -> (usize, usize, usize) {
         let n = b.len();
         let mut popular = std::collections::HashSet::new();
         if autojunk && n >= 200 {
             let mut counts = std::collections::HashMap::new();
-            for &x in b {
+            for &x in b.iter().filter(|&&x| !junk(x)) {
                 *counts.entry(x).or_insert(0usize) += 1;
             }
             let ntest = n / 100 + 1;
@@ -1431,7 +1718,7 @@ mod tests {
         for (i, &x) in a.iter().enumerate().take(ahi).skip(alo) {
             let mut newj2len = vec![0usize; n + 1];
             for j in blo..bhi {
-                if x != b[j] || popular.contains(&b[j]) {
+                if x != b[j] || popular.contains(&b[j]) || junk(b[j]) {
                     continue;
                 }
                 let k = j2len[j] + 1;
@@ -1442,16 +1729,188 @@ mod tests {
             }
             j2len = newj2len;
         }
-        while besti > alo && bestj > blo && a[besti - 1] == b[bestj - 1] {
-            (besti, bestj, bestsize) = (besti - 1, bestj - 1, bestsize + 1);
-        }
-        while besti + bestsize < ahi
-            && bestj + bestsize < bhi
-            && a[besti + bestsize] == b[bestj + bestsize]
-        {
-            bestsize += 1;
+        for junk_pass in [false, true] {
+            while besti > alo
+                && bestj > blo
+                && junk(b[bestj - 1]) == junk_pass
+                && a[besti - 1] == b[bestj - 1]
+            {
+                (besti, bestj, bestsize) = (besti - 1, bestj - 1, bestsize + 1);
+            }
+            while besti + bestsize < ahi
+                && bestj + bestsize < bhi
+                && junk(b[bestj + bestsize]) == junk_pass
+                && a[besti + bestsize] == b[bestj + bestsize]
+            {
+                bestsize += 1;
+            }
         }
         (besti, bestj, bestsize)
+    }
+
+    #[test]
+    fn common_prefix_and_suffix_count_equal_runs() {
+        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+        for _ in 0..20_000 {
+            let n = rng.below(40);
+            let x: Vec<u32> = (0..n).map(|_| rng.below(3) as u32).collect();
+            let y: Vec<u32> = x
+                .iter()
+                .map(|&v| if rng.below(6) == 0 { v + 1 } else { v })
+                .collect();
+            let want_prefix = x.iter().zip(&y).take_while(|(a, b)| a == b).count();
+            let want_suffix = x
+                .iter()
+                .rev()
+                .zip(y.iter().rev())
+                .take_while(|(a, b)| a == b)
+                .count();
+            assert_eq!(common_prefix(&x, &y), want_prefix, "{x:?} {y:?}");
+            assert_eq!(common_suffix(&x, &y), want_suffix, "{x:?} {y:?}");
+        }
+    }
+
+    /// Line-diff-like sequences (a large alphabet, most elements unique, a few frequent "blank
+    /// lines" that autojunk makes popular, optional junk), edited in runs, against difflib's search:
+    /// the searches over indexed runs when `b` has junk or popular elements.
+    #[test]
+    fn searches_with_junk_and_popular_agree_with_difflib() {
+        let mut rng = Rng(0xD1B5_4A32_D192_ED03);
+        let mut side = BSide::<u32>::default();
+        let mut m = Matcher::new();
+        let junk_rule = |x: u32| x % 7 == 3;
+        for case in 0..1500 {
+            let len = [9, 40, 150, 199, 200, 260, 700][rng.below(7)];
+            let frequent = [1, 3, 40][rng.below(3)];
+            let line = |rng: &mut Rng| {
+                if rng.below(5) == 0 {
+                    rng.below(frequent) as u32
+                } else {
+                    1000 + rng.below(100_000) as u32
+                }
+            };
+            let a: Vec<u32> = (0..len).map(|_| line(&mut rng)).collect();
+            let mut b = a.clone();
+            if rng.below(4) == 0 {
+                // Repeated blocks: equal-length runs tie, and the first one must win.
+                let cut = rng.below(a.len() + 1);
+                b.extend_from_slice(&a[cut..]);
+                for _ in 0..rng.below(3) {
+                    let x = line(&mut rng);
+                    b.insert(0, x);
+                }
+            }
+            for _ in 0..rng.below(12) {
+                let at = rng.below(b.len() + 1);
+                let run = 1 + rng.below(4);
+                match rng.below(3) {
+                    0 => {
+                        b.drain(at..(at + run).min(b.len()));
+                    }
+                    1 => {
+                        for _ in 0..run {
+                            let x = line(&mut rng);
+                            b.insert(at, x);
+                        }
+                    }
+                    _ => {
+                        for k in at..(at + run).min(b.len()) {
+                            b[k] = line(&mut rng);
+                        }
+                    }
+                }
+            }
+            let autojunk = case % 2 == 0;
+            let with_junk = case % 3 == 0;
+            let rule = |x: u32| with_junk && junk_rule(x);
+            // Every fourth case codes both sides as dense first-occurrence ids (as the bindings'
+            // element table does), which `rebuild_dense` indexes without its interning map.
+            let dense = case % 4 == 1;
+            let mut first_seen = std::collections::HashMap::new();
+            for &x in &b {
+                let next = first_seen.len() as u32;
+                first_seen.entry(x).or_insert(next);
+            }
+            let code = |x: &u32| {
+                first_seen
+                    .get(x)
+                    .copied()
+                    .unwrap_or(first_seen.len() as u32)
+            };
+            let (a_in, b_in): (Vec<u32>, Vec<u32>) = if dense {
+                (a.iter().map(code).collect(), b.iter().map(code).collect())
+            } else {
+                (a.clone(), b.clone())
+            };
+            let element: Vec<u32> = {
+                let mut by_id = vec![0; first_seen.len()];
+                for (&x, &id) in &first_seen {
+                    by_id[id as usize] = x;
+                }
+                by_id
+            };
+            let mut junk_of = |x: u32| junk_rule(if dense { element[x as usize] } else { x });
+            match (with_junk, dense) {
+                (true, true) => side.rebuild_dense(&b_in, autojunk, Some(&mut junk_of)),
+                (true, false) => side.rebuild(&b_in, autojunk, Some(&mut junk_of)),
+                (false, true) => side.rebuild_dense(&b_in, autojunk, None),
+                (false, false) => side.rebuild(&b_in, autojunk, None),
+            }
+            assert_eq!(side.dense_codes, dense);
+            m.set_a(&a_in, &side);
+            let mut windows = vec![(0, a.len(), 0, b.len())];
+            for _ in 0..4 {
+                let (x, y) = (rng.below(a.len() + 1), rng.below(a.len() + 1));
+                let (u, v) = (rng.below(b.len() + 1), rng.below(b.len() + 1));
+                windows.push((x.min(y), x.max(y), u.min(v), u.max(v)));
+            }
+            for w in windows {
+                let want = difflib_longest_with_junk(&a, &b, autojunk, rule, w);
+                assert_eq!(
+                    m.find_longest_match(&side, w.0, w.1, w.2, w.3),
+                    want,
+                    "case {case} {w:?}"
+                );
+            }
+            // The whole recursion (which lists runs once for sequences this long and reads each
+            // sub-range's longest run from the list) against difflib's, search by search.
+            let want = difflib_blocks_with_junk(&a, &b, autojunk, rule);
+            assert_eq!(m.matching_blocks(&side), want, "case {case}");
+            let total: usize = want.iter().map(|x| x.2).sum();
+            assert_eq!(m.matches(&side), total, "case {case}");
+        }
+    }
+
+    /// difflib's `get_matching_blocks()` (without the sentinel) over `difflib_longest_with_junk`.
+    fn difflib_blocks_with_junk(
+        a: &[u32],
+        b: &[u32],
+        autojunk: bool,
+        junk: impl Fn(u32) -> bool + Copy,
+    ) -> Vec<(usize, usize, usize)> {
+        let mut queue = vec![(0, a.len(), 0, b.len())];
+        let mut blocks = Vec::new();
+        while let Some((alo, ahi, blo, bhi)) = queue.pop() {
+            let (i, j, k) = difflib_longest_with_junk(a, b, autojunk, junk, (alo, ahi, blo, bhi));
+            if k > 0 {
+                blocks.push((i, j, k));
+                if alo < i && blo < j {
+                    queue.push((alo, i, blo, j));
+                }
+                if i + k < ahi && j + k < bhi {
+                    queue.push((i + k, ahi, j + k, bhi));
+                }
+            }
+        }
+        blocks.sort_unstable();
+        let mut out: Vec<(usize, usize, usize)> = Vec::new();
+        for (i, j, k) in blocks {
+            match out.last_mut() {
+                Some(last) if last.0 + last.2 == i && last.1 + last.2 == j => last.2 += k,
+                _ => out.push((i, j, k)),
+            }
+        }
+        out
     }
 
     /// A small deterministic generator (xorshift), so the test needs no dependency.

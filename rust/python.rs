@@ -708,17 +708,175 @@ fn close_score<T: crate::Sym>(
     Some(ratio_of(m.matches(side), length))
 }
 
-/// A sequence as element codes: a `str`'s code points, or a sequence of ints (ids the caller assigned).
-fn element_codes(seq: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
+/// A sequence as element codes: a `str`'s code points, a [`Codes`] from [`SequenceIndex::encode`], or a
+/// sequence of ints (ids the caller assigned).
+fn element_codes<'a>(seq: &'a Bound<'_, PyAny>) -> PyResult<std::borrow::Cow<'a, [u32]>> {
     if let Ok(s) = seq.cast::<PyString>() {
-        return codepoints(s);
+        return Ok(codepoints(s)?.into());
     }
-    seq.extract::<Vec<u32>>().map_err(|_| {
-        to_pyerr(
-            seq.py(),
-            Error::WrongType("a sequence must be a str or a sequence of ints below 2**32".into()),
-        )
-    })
+    if let Ok(codes) = seq.cast::<Codes>() {
+        return Ok(codes.get().codes.as_slice().into());
+    }
+    Ok(seq
+        .extract::<Vec<u32>>()
+        .map_err(|_| {
+            to_pyerr(
+                seq.py(),
+                Error::WrongType(
+                    "a sequence must be a str or a sequence of ints below 2**32".into(),
+                ),
+            )
+        })?
+        .into())
+}
+
+/// A first sequence coded against one [`SequenceIndex`]'s elements (see [`SequenceIndex::encode`]).
+#[pyclass(frozen, module = "memdedup._core")]
+struct Codes {
+    codes: Vec<u32>,
+}
+
+#[pymethods]
+impl Codes {
+    fn __len__(&self) -> usize {
+        self.codes.len()
+    }
+}
+
+/// Borrowed pointers to the items of an exact `list` or `tuple` (None for any other sequence).
+///
+/// They stay valid while `seq` is alive and no Python code runs; [`ElementTable`] runs none (it
+/// checks each item is an exact `str` or `bytes` before hashing or comparing it, and those types'
+/// hash and `==` are C code), so no reference is taken per item.
+fn item_ptrs(seq: &Bound<'_, PyAny>) -> Option<Vec<*mut ffi::PyObject>> {
+    // SAFETY: indices below the length of a list or tuple we hold; the pointers are borrowed.
+    unsafe {
+        if let Ok(list) = seq.cast_exact::<PyList>() {
+            Some(
+                (0..list.len())
+                    .map(|i| ffi::PyList_GetItem(list.as_ptr(), i as ffi::Py_ssize_t))
+                    .collect(),
+            )
+        } else if let Ok(tuple) = seq.cast_exact::<PyTuple>() {
+            Some(
+                (0..tuple.len())
+                    .map(|i| ffi::PyTuple_GetItem(tuple.as_ptr(), i as ffi::Py_ssize_t))
+                    .collect(),
+            )
+        } else {
+            None
+        }
+    }
+}
+
+/// The distinct elements of a sequence of exact `str`s (or of exact `bytes`), as dense ids in
+/// first-occurrence order, looked up as a `dict` looks up keys: equal hash, then identity or `==`.
+/// So coding `a` against it finds exactly what `difflib`'s `b2j.get(a[i])` finds.
+///
+/// Performance notes: mapping lines to ids with a Python dict (`dict(zip(b, range))`, then
+/// `map(codes.get, a)`, then extracting the int lists) took ~390 ns a line of a line diff, most of
+/// a `SequenceMatcher` call; this table reads each element's cached hash, compares only on equal
+/// hashes, and takes no reference per item (only per distinct element).
+struct ElementTable {
+    /// Whether the elements are `str` (else `bytes`).
+    is_str: bool,
+    /// Open addressing: `(hash, id)`, id [`EMPTY_SLOT`] when free.
+    slots: Vec<(ffi::Py_hash_t, u32)>,
+    /// The distinct elements by id (each one's first occurrence, as `b2j`'s keys are).
+    elems: Vec<Py<PyAny>>,
+}
+
+const EMPTY_SLOT: u32 = u32::MAX;
+
+impl ElementTable {
+    /// Whether `item` is of the table's element type, exactly (a subclass may redefine `==`).
+    fn admits(is_str: bool, item: *mut ffi::PyObject) -> bool {
+        // SAFETY: `item` is a live object (see `item_ptrs`).
+        unsafe {
+            if is_str {
+                ffi::PyUnicode_CheckExact(item) != 0
+            } else {
+                ffi::PyBytes_CheckExact(item) != 0
+            }
+        }
+    }
+
+    /// The table of `items` and their ids, or None when they are not all exact `str` or all exact
+    /// `bytes`.
+    fn build(
+        py: Python<'_>,
+        items: &[*mut ffi::PyObject],
+    ) -> PyResult<Option<(ElementTable, Vec<u32>)>> {
+        let is_str = items.first().is_none_or(|&x| ElementTable::admits(true, x));
+        let capacity = (items.len() * 2).next_power_of_two().max(16);
+        let mut table = ElementTable {
+            is_str,
+            slots: vec![(0, EMPTY_SLOT); capacity],
+            elems: Vec::new(),
+        };
+        let mut ids = Vec::with_capacity(items.len());
+        for &item in items {
+            if !ElementTable::admits(is_str, item) {
+                return Ok(None);
+            }
+            let hash = hash_of(py, item)?;
+            ids.push(match table.find(py, item, hash)? {
+                Ok(id) => id,
+                Err(slot) => {
+                    let id = table.elems.len() as u32;
+                    table.slots[slot] = (hash, id);
+                    // SAFETY: a live object; this takes a new reference to it.
+                    table
+                        .elems
+                        .push(unsafe { Bound::from_borrowed_ptr(py, item) }.unbind());
+                    id
+                }
+            });
+        }
+        Ok(Some((table, ids)))
+    }
+
+    /// `Ok(id)` of the element equal to `item` (of the table's type, with hash `hash`), else
+    /// `Err(slot)`: the free slot where it would go.
+    fn find(
+        &self,
+        py: Python<'_>,
+        item: *mut ffi::PyObject,
+        hash: ffi::Py_hash_t,
+    ) -> PyResult<Result<u32, usize>> {
+        let mask = self.slots.len() - 1;
+        let mut at = hash as usize & mask;
+        loop {
+            let (slot_hash, id) = self.slots[at];
+            if id == EMPTY_SLOT {
+                return Ok(Err(at));
+            }
+            if slot_hash == hash {
+                // SAFETY: both are live objects; RichCompareBool checks identity first, as dict does.
+                match unsafe {
+                    ffi::PyObject_RichCompareBool(
+                        self.elems[id as usize].as_ptr(),
+                        item,
+                        ffi::Py_EQ,
+                    )
+                } {
+                    1 => return Ok(Ok(id)),
+                    0 => {}
+                    _ => return Err(PyErr::fetch(py)),
+                }
+            }
+            at = (at + 1) & mask;
+        }
+    }
+}
+
+/// `hash(item)`, cached by `str` and `bytes` objects after the first call.
+fn hash_of(py: Python<'_>, item: *mut ffi::PyObject) -> PyResult<ffi::Py_hash_t> {
+    // SAFETY: a live object.
+    match unsafe { ffi::PyObject_Hash(item) } {
+        -1 => Err(PyErr::fetch(py)),
+        hash => Ok(hash),
+    }
 }
 
 /// difflib's index of the second sequence (`b2j`, `bjunk`, `bpopular`), built once per `b` and shared
@@ -726,6 +884,23 @@ fn element_codes(seq: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
 #[pyclass(frozen, module = "memdedup._core")]
 struct SequenceIndex {
     side: BSide<u32>,
+    /// For an index built by `of_elements`: the elements behind the ids.
+    table: Option<ElementTable>,
+}
+
+/// difflib's index of `codes`; `junk` lists the junk codes. Dense first-occurrence codes (from an
+/// [`ElementTable`]) skip the interning map.
+fn build_side(py: Python<'_>, codes: &[u32], autojunk: bool, junk: &[u32]) -> BSide<u32> {
+    let junk: std::collections::HashSet<u32> = junk.iter().copied().collect();
+    detach_if_large(py, codes.len(), move || {
+        let mut side = BSide::default();
+        if junk.is_empty() {
+            side.rebuild_dense(codes, autojunk, None);
+        } else {
+            side.rebuild_dense(codes, autojunk, Some(&mut |c: u32| junk.contains(&c)));
+        }
+        side
+    })
 }
 
 #[pymethods]
@@ -739,17 +914,70 @@ impl SequenceIndex {
         junk: Option<Vec<u32>>,
     ) -> PyResult<Self> {
         let codes = element_codes(b)?;
-        let junk: std::collections::HashSet<u32> = junk.unwrap_or_default().into_iter().collect();
-        let side = detach_if_large(py, codes.len(), move || {
-            let mut side = BSide::default();
-            if junk.is_empty() {
-                side.rebuild(&codes, autojunk, None);
-            } else {
-                side.rebuild(&codes, autojunk, Some(&mut |c: u32| junk.contains(&c)));
+        let side = build_side(py, &codes, autojunk, &junk.unwrap_or_default());
+        Ok(SequenceIndex { side, table: None })
+    }
+
+    /// The index of an exact `list` or `tuple` of exact `str`s (or of exact `bytes`): elements are
+    /// coded in Rust with `dict` semantics. `isjunk` is called once per distinct element, in
+    /// first-occurrence order, as difflib calls it; `junk` gives the junk ids instead (for
+    /// unpickling). None when `b` is anything else.
+    #[staticmethod]
+    #[pyo3(signature = (b, *, autojunk = true, isjunk = None, junk = None))]
+    fn of_elements(
+        py: Python<'_>,
+        b: &Bound<'_, PyAny>,
+        autojunk: bool,
+        isjunk: Option<&Bound<'_, PyAny>>,
+        junk: Option<Vec<u32>>,
+    ) -> PyResult<Option<Self>> {
+        let Some(items) = item_ptrs(b) else {
+            return Ok(None);
+        };
+        if items.len() >= u32::MAX as usize {
+            return Ok(None);
+        }
+        let Some((table, ids)) = ElementTable::build(py, &items)? else {
+            return Ok(None);
+        };
+        drop(items); // isjunk may run any code: the borrowed pointers end here
+        let mut junk = junk.unwrap_or_default();
+        if let Some(isjunk) = isjunk {
+            for (id, elem) in table.elems.iter().enumerate() {
+                if isjunk.call1((elem.bind(py),))?.is_truthy()? {
+                    junk.push(id as u32);
+                }
             }
-            side
-        });
-        Ok(SequenceIndex { side })
+        }
+        let side = build_side(py, &ids, autojunk, &junk);
+        Ok(Some(SequenceIndex {
+            side,
+            table: Some(table),
+        }))
+    }
+
+    /// `a` coded against this index's elements (ids absent from `b` become one id `b` lacks), or None
+    /// when this index was not built by `of_elements`, or `a` is not an exact `list`/`tuple` of
+    /// elements of `b`'s type (the caller then codes it with a dict).
+    fn encode(&self, py: Python<'_>, a: &Bound<'_, PyAny>) -> PyResult<Option<Codes>> {
+        let (Some(table), Some(items)) = (&self.table, item_ptrs(a)) else {
+            return Ok(None);
+        };
+        let absent = table.elems.len() as u32;
+        let mut codes = Vec::with_capacity(items.len());
+        for &item in &items {
+            if !ElementTable::admits(table.is_str, item) {
+                return Ok(None);
+            }
+            codes.push(table.find(py, item, hash_of(py, item)?)?.unwrap_or(absent));
+        }
+        Ok(Some(Codes { codes }))
+    }
+
+    /// The distinct elements of `b` by id, for an index built by `of_elements` (else None).
+    fn elements(&self, py: Python<'_>) -> Option<Vec<Py<PyAny>>> {
+        let table = self.table.as_ref()?;
+        Some(table.elems.iter().map(|e| e.clone_ref(py)).collect())
     }
 
     fn __len__(&self) -> usize {
@@ -1269,6 +1497,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(join, m)?)?;
     m.add_function(wrap_pyfunction!(pair_reasons, m)?)?;
     m.add_class::<SequenceIndex>()?;
+    m.add_class::<Codes>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

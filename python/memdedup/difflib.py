@@ -127,6 +127,7 @@ except ImportError:
 # The mode of a matcher's second sequence.
 _STR = "str"  # b is a str; the index holds code points
 _IDS = "ids"  # b is a sequence of hashables; the index holds codes from ``_codes``
+_ELEMS = "elems"  # b is a list/tuple of exact strs (or bytes); the index codes elements itself
 _STD = "std"  # the standard library's own __chain_b ran; every method is difflib's
 
 #: Marks an attribute not materialised yet.
@@ -158,6 +159,14 @@ class _FastSequenceMatcher(_std.SequenceMatcher):
             self._index = _SequenceIndex(b, autojunk=bool(self.autojunk), junk=junk or None)
             self._mode = _STR
             return
+        if type(b) is list or type(b) is tuple:
+            # Lines (exact strs or bytes): coded in Rust with dict semantics, isjunk called there.
+            index = _SequenceIndex.of_elements(b, autojunk=bool(self.autojunk), isjunk=self.isjunk)
+            if index is not None:
+                self._index = index
+                self._junk_codes = index.junk()
+                self._mode = _ELEMS
+                return
         if type(b) in _SEQUENCE_TYPES and type(b) is not str and len(b) < _MAX_LEN:
             try:
                 # element -> position of its last occurrence: a code below len(b), equal for equal
@@ -193,6 +202,8 @@ class _FastSequenceMatcher(_std.SequenceMatcher):
         """Code -> the element (its first occurrence in ``b``, as ``b2j``'s keys are)."""
         if self._mode == _STR:
             return chr
+        if self._mode == _ELEMS:
+            return self._index.elements().__getitem__  # type: ignore[no-any-return]
         assert self._codes is not None
         return dict(zip(self._codes.values(), self._codes.keys(), strict=True)).__getitem__
 
@@ -262,6 +273,19 @@ class _FastSequenceMatcher(_std.SequenceMatcher):
             if kind is str:
                 return a
             codes = self._str_codes_of(a)
+        elif mode == _ELEMS:
+            codes = self._index.encode(a)
+            if codes is None:
+                # a holds other kinds of elements: a dict over b's distinct elements looks them up
+                # as b2j would (ids in first-occurrence order, as the index assigned them).
+                if self._codes is None:
+                    elements = self._index.elements()
+                    self._codes = dict(zip(elements, range(len(elements)), strict=True))
+                    self._missing = len(elements)
+                try:
+                    codes = list(map(self._codes.get, a, repeat(self._missing)))
+                except TypeError:
+                    return None
         else:
             assert self._codes is not None
             try:
@@ -355,6 +379,7 @@ class _FastSequenceMatcher(_std.SequenceMatcher):
         """Everything but the core's index, which ``__setstate__`` rebuilds (without calling ``isjunk``)."""
         state = self.__dict__.copy()
         state["_index"] = None
+        state["_acodes"] = None  # may be the core's Codes, which do not pickle
         state["_lazy"] = [name for name in _LAZY if state.get(name) is _UNSET]
         for name in state["_lazy"]:
             del state[name]
@@ -373,6 +398,8 @@ class _FastSequenceMatcher(_std.SequenceMatcher):
             assert self._codes is not None
             b = list(map(self._codes.__getitem__, self.b))
             self._index = _SequenceIndex(b, autojunk=bool(self.autojunk), junk=junk)
+        elif mode == _ELEMS:
+            self._index = _SequenceIndex.of_elements(self.b, autojunk=bool(self.autojunk), junk=junk)
 
 
 # The public name, so reprs, pickles and error messages read ``SequenceMatcher`` as with difflib.
