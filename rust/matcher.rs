@@ -36,6 +36,10 @@ const DENSE_REG_VECTORS: usize = 8;
 /// rows (`anchor_core`) instead of row by row.
 const ANCHOR_MIN_RUN: usize = 8;
 
+/// `b2j` is also kept as bitsets (ids x words of 64 positions) only up to this many words (512 KiB):
+/// the layout grows as distinct elements times length, which for 50,000 distinct lines was 1.3 GB.
+const BITSET_MAX_WORDS: usize = 1 << 16;
+
 /// Sequences of ids (lines, wide text) with at least this many elements in `a` list the runs of
 /// their whole `a` x `b` once (`Matcher::list_runs`) for every sub-range of the recursion to reuse.
 const RUN_LIST_MIN_ROWS: usize = 64;
@@ -234,14 +238,19 @@ impl<T: Sym> BSide<T> {
             self.ids.extend(b.iter().map(|&x| x.code()));
             self.grow_ids(T::DIRECT_ALPHABET);
         } else if dense {
+            // One pass: ids, first occurrences, and (below, skipped for dense) the counts.
             for &x in b {
                 let id = x.code();
                 if id as usize == self.elems.len() {
                     self.elems.push(x);
+                    self.present.push(id);
                 }
                 self.ids.push(id);
             }
             self.grow_ids(self.elems.len());
+            for &id in &self.ids {
+                self.counts[id as usize] += 1;
+            }
         } else {
             for &x in b {
                 let id = self.intern(x);
@@ -249,15 +258,17 @@ impl<T: Sym> BSide<T> {
             }
             self.grow_ids(self.elems.len());
         }
-        for (j, &id) in self.ids.iter().enumerate() {
-            let count = &mut self.counts[id as usize];
-            if *count == 0 {
-                self.present.push(id);
-                if T::DIRECT_ALPHABET > 0 {
-                    self.elems.push(b[j]);
+        if !dense {
+            for (j, &id) in self.ids.iter().enumerate() {
+                let count = &mut self.counts[id as usize];
+                if *count == 0 {
+                    self.present.push(id);
+                    if T::DIRECT_ALPHABET > 0 {
+                        self.elems.push(b[j]);
+                    }
                 }
+                *count += 1;
             }
-            *count += 1;
         }
         self.any_junk = false;
         if let Some(is_junk) = is_junk {
@@ -307,8 +318,13 @@ impl<T: Sym> BSide<T> {
         // Fill each indexed id's run in ascending j; `run_len` counts up to the id's count.
         let all_indexed = total as usize == n;
         self.all_indexed = all_indexed;
-        if all_indexed {
-            self.ensure_bit_rows(self.counts.len(), n);
+        let (nids, words) = (self.counts.len(), n.div_ceil(64).max(1));
+        if all_indexed && nids * words <= BITSET_MAX_WORDS {
+            if self.words.max(words) * self.bit_ids.max(nids) > BITSET_MAX_WORDS {
+                // Start a fresh layout rather than grow one past the cap.
+                (self.words, self.bit_ids) = (0, 0);
+            }
+            self.ensure_bit_rows(nids, n);
             self.has_bits = true;
             let stride = self.bit_ids;
             for (j, &id) in self.ids.iter().enumerate() {
@@ -520,6 +536,48 @@ impl<T: Sym> BSide<T> {
     }
 }
 
+/// An edit of difflib's `get_opcodes()`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tag {
+    Replace,
+    Delete,
+    Insert,
+    Equal,
+}
+
+impl Tag {
+    pub fn name(self) -> &'static str {
+        match self {
+            Tag::Replace => "replace",
+            Tag::Delete => "delete",
+            Tag::Insert => "insert",
+            Tag::Equal => "equal",
+        }
+    }
+}
+
+/// difflib's `get_opcodes()` from matching blocks that end with the `(len(a), len(b), 0)` sentinel.
+pub fn opcodes(blocks: &[(usize, usize, usize)]) -> Vec<(Tag, usize, usize, usize, usize)> {
+    let (mut i, mut j) = (0, 0);
+    let mut out = Vec::with_capacity(2 * blocks.len());
+    for &(ai, bj, size) in blocks {
+        let tag = match (i < ai, j < bj) {
+            (true, true) => Some(Tag::Replace),
+            (true, false) => Some(Tag::Delete),
+            (false, true) => Some(Tag::Insert),
+            (false, false) => None,
+        };
+        if let Some(tag) = tag {
+            out.push((tag, i, ai, j, bj));
+        }
+        (i, j) = (ai + size, bj + size);
+        if size > 0 {
+            out.push((Tag::Equal, ai, i, bj, j));
+        }
+    }
+    out
+}
+
 /// How many leading elements of `x` and `y` (equal lengths) are equal.
 ///
 /// Performance notes: runs of equal ids are long in line diffs (a hundred lines between edits is
@@ -665,6 +723,8 @@ pub struct Matcher {
     /// diagonal) of length >= RUN_LIST_STRIDE in the whole `a` x `b`, as (i, j, length).
     runs: Vec<(u32, u32, u32)>,
     runs_listed: bool,
+    /// The longest listed run's length (runs are sorted by start row).
+    longest_run: usize,
     /// Runs being extended across anchor rows while listing: (diagonal, end row).
     open_runs: Vec<(usize, usize)>,
 }
@@ -935,6 +995,14 @@ impl Matcher {
                     hits &= hits - 1;
                 }
                 c += 16;
+            }
+            return;
+        }
+        if !b.has_bits {
+            // Too many ids for bitsets: the position lists (every position is indexed here).
+            let (start, end) = b.range_in(self.a_ids[r], blo, bhi);
+            for &j in &b.positions[start..end] {
+                f(self, j as usize);
             }
             return;
         }
@@ -1333,6 +1401,8 @@ impl Matcher {
             r += RUN_LIST_STRIDE;
         }
         let complete = r >= la && work <= budget && runs.len() <= RUN_LIST_MAX_RUNS;
+        runs.sort_unstable();
+        self.longest_run = runs.iter().map(|r| r.2 as usize).max().unwrap_or(0);
         self.runs = runs;
         self.open_runs = open;
         complete
@@ -1349,8 +1419,14 @@ impl Matcher {
         bhi: usize,
     ) -> (usize, usize, usize) {
         let mut best = (alo, blo, 0usize);
-        for &(i0, j0, len) in &self.runs {
+        // Only runs starting in rows [alo - longest_run, ahi) can reach the range's rows.
+        let lowest = alo.saturating_sub(self.longest_run);
+        let first = self.runs.partition_point(|r| (r.0 as usize) < lowest);
+        for &(i0, j0, len) in &self.runs[first..] {
             let (i0, j0, len) = (i0 as usize, j0 as usize, len as usize);
+            if i0 >= ahi {
+                break;
+            }
             let from = alo.saturating_sub(i0).max(blo.saturating_sub(j0));
             let to = len.min(ahi.saturating_sub(i0)).min(bhi.saturating_sub(j0));
             if to > from {
@@ -1878,6 +1954,39 @@ mod tests {
             assert_eq!(m.matching_blocks(&side), want, "case {case}");
             let total: usize = want.iter().map(|x| x.2).sum();
             assert_eq!(m.matches(&side), total, "case {case}");
+        }
+    }
+
+    /// Sequences with so many distinct elements that `b2j` is not kept as bitsets: the searches
+    /// read the position lists instead.
+    #[test]
+    fn long_distinct_sequences_search_without_bitsets() {
+        let mut rng = Rng(0x9FB2_1C65_1E98_DF25);
+        let mut m = Matcher::new();
+        for case in 0..4 {
+            let a: Vec<u32> = (0..2100).map(|k| k * 7 + rng.below(3) as u32).collect();
+            let mut b = a.clone();
+            for _ in 0..30 {
+                let at = rng.below(b.len());
+                match rng.below(3) {
+                    0 => {
+                        b.remove(at);
+                    }
+                    1 => b.insert(at, rng.below(20_000) as u32),
+                    _ => b[at] = rng.below(20_000) as u32,
+                }
+            }
+            let side = BSide::new(&b, case % 2 == 0);
+            assert!(side.all_indexed && !side.has_bits);
+            m.set_a(&a, &side);
+            let never = |_: u32| false;
+            let whole = (0, a.len(), 0, b.len());
+            assert_eq!(
+                m.find_longest_match(&side, 0, a.len(), 0, b.len()),
+                difflib_longest_with_junk(&a, &b, case % 2 == 0, never, whole)
+            );
+            let want = difflib_blocks_with_junk(&a, &b, case % 2 == 0, never);
+            assert_eq!(m.matching_blocks(&side), want, "case {case}");
         }
     }
 

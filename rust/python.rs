@@ -743,28 +743,47 @@ impl Codes {
     }
 }
 
-/// Borrowed pointers to the items of an exact `list` or `tuple` (None for any other sequence).
+/// The items of an exact `list` or `tuple`, as borrowed pointers (None for any other sequence).
 ///
 /// They stay valid while `seq` is alive and no Python code runs; [`ElementTable`] runs none (it
 /// checks each item is an exact `str` or `bytes` before hashing or comparing it, and those types'
 /// hash and `==` are C code), so no reference is taken per item.
-fn item_ptrs(seq: &Bound<'_, PyAny>) -> Option<Vec<*mut ffi::PyObject>> {
-    // SAFETY: indices below the length of a list or tuple we hold; the pointers are borrowed.
-    unsafe {
+struct Items<'a, 'py> {
+    seq: &'a Bound<'py, PyAny>,
+    is_list: bool,
+    len: usize,
+}
+
+impl<'a, 'py> Items<'a, 'py> {
+    fn of(seq: &'a Bound<'py, PyAny>) -> Option<Self> {
         if let Ok(list) = seq.cast_exact::<PyList>() {
-            Some(
-                (0..list.len())
-                    .map(|i| ffi::PyList_GetItem(list.as_ptr(), i as ffi::Py_ssize_t))
-                    .collect(),
-            )
+            Some(Items {
+                seq,
+                is_list: true,
+                len: list.len(),
+            })
         } else if let Ok(tuple) = seq.cast_exact::<PyTuple>() {
-            Some(
-                (0..tuple.len())
-                    .map(|i| ffi::PyTuple_GetItem(tuple.as_ptr(), i as ffi::Py_ssize_t))
-                    .collect(),
-            )
+            Some(Items {
+                seq,
+                is_list: false,
+                len: tuple.len(),
+            })
         } else {
             None
+        }
+    }
+
+    /// Item `i` (below `len`), borrowed.
+    #[inline]
+    fn get(&self, i: usize) -> *mut ffi::PyObject {
+        // SAFETY: `seq` is an exact list or tuple we hold and i < len (a list does not change size
+        // while no Python code runs).
+        unsafe {
+            if self.is_list {
+                ffi::PyList_GetItem(self.seq.as_ptr(), i as ffi::Py_ssize_t)
+            } else {
+                ffi::PyTuple_GetItem(self.seq.as_ptr(), i as ffi::Py_ssize_t)
+            }
         }
     }
 }
@@ -776,12 +795,13 @@ fn item_ptrs(seq: &Bound<'_, PyAny>) -> Option<Vec<*mut ffi::PyObject>> {
 /// Performance notes: mapping lines to ids with a Python dict (`dict(zip(b, range))`, then
 /// `map(codes.get, a)`, then extracting the int lists) took ~390 ns a line of a line diff, most of
 /// a `SequenceMatcher` call; this table reads each element's cached hash, compares only on equal
-/// hashes, and takes no reference per item (only per distinct element).
+/// hashes (with `PyUnicode_Compare` for strs, no bool objects), and takes no reference per item,
+/// only per distinct element. Slots are 8 bytes (half of the hash, the id).
 struct ElementTable {
     /// Whether the elements are `str` (else `bytes`).
     is_str: bool,
-    /// Open addressing: `(hash, id)`, id [`EMPTY_SLOT`] when free.
-    slots: Vec<(ffi::Py_hash_t, u32)>,
+    /// Open addressing: `(hash as u32, id)`, id [`EMPTY_SLOT`] when free.
+    slots: Vec<(u32, u32)>,
     /// The distinct elements by id (each one's first occurrence, as `b2j`'s keys are).
     elems: Vec<Py<PyAny>>,
 }
@@ -790,8 +810,9 @@ const EMPTY_SLOT: u32 = u32::MAX;
 
 impl ElementTable {
     /// Whether `item` is of the table's element type, exactly (a subclass may redefine `==`).
+    #[inline]
     fn admits(is_str: bool, item: *mut ffi::PyObject) -> bool {
-        // SAFETY: `item` is a live object (see `item_ptrs`).
+        // SAFETY: `item` is a live object (see `Items`).
         unsafe {
             if is_str {
                 ffi::PyUnicode_CheckExact(item) != 0
@@ -803,19 +824,17 @@ impl ElementTable {
 
     /// The table of `items` and their ids, or None when they are not all exact `str` or all exact
     /// `bytes`.
-    fn build(
-        py: Python<'_>,
-        items: &[*mut ffi::PyObject],
-    ) -> PyResult<Option<(ElementTable, Vec<u32>)>> {
-        let is_str = items.first().is_none_or(|&x| ElementTable::admits(true, x));
-        let capacity = (items.len() * 2).next_power_of_two().max(16);
+    fn build(py: Python<'_>, items: &Items<'_, '_>) -> PyResult<Option<(ElementTable, Vec<u32>)>> {
+        let is_str = items.len == 0 || ElementTable::admits(true, items.get(0));
+        let capacity = (items.len + items.len / 2).next_power_of_two().max(16);
         let mut table = ElementTable {
             is_str,
             slots: vec![(0, EMPTY_SLOT); capacity],
             elems: Vec::new(),
         };
-        let mut ids = Vec::with_capacity(items.len());
-        for &item in items {
+        let mut ids = Vec::with_capacity(items.len);
+        for i in 0..items.len {
+            let item = items.get(i);
             if !ElementTable::admits(is_str, item) {
                 return Ok(None);
             }
@@ -824,7 +843,7 @@ impl ElementTable {
                 Ok(id) => id,
                 Err(slot) => {
                     let id = table.elems.len() as u32;
-                    table.slots[slot] = (hash, id);
+                    table.slots[slot] = (hash as u32, id);
                     // SAFETY: a live object; this takes a new reference to it.
                     table
                         .elems
@@ -838,6 +857,7 @@ impl ElementTable {
 
     /// `Ok(id)` of the element equal to `item` (of the table's type, with hash `hash`), else
     /// `Err(slot)`: the free slot where it would go.
+    #[inline]
     fn find(
         &self,
         py: Python<'_>,
@@ -851,26 +871,42 @@ impl ElementTable {
             if id == EMPTY_SLOT {
                 return Ok(Err(at));
             }
-            if slot_hash == hash {
-                // SAFETY: both are live objects; RichCompareBool checks identity first, as dict does.
-                match unsafe {
-                    ffi::PyObject_RichCompareBool(
-                        self.elems[id as usize].as_ptr(),
-                        item,
-                        ffi::Py_EQ,
-                    )
-                } {
-                    1 => return Ok(Ok(id)),
-                    0 => {}
-                    _ => return Err(PyErr::fetch(py)),
+            if slot_hash == hash as u32 {
+                let elem = self.elems[id as usize].as_ptr();
+                if elem == item || self.equal(py, elem, item)? {
+                    return Ok(Ok(id));
                 }
             }
             at = (at + 1) & mask;
         }
     }
+
+    /// `x == y` for two distinct objects of the table's type.
+    fn equal(
+        &self,
+        py: Python<'_>,
+        x: *mut ffi::PyObject,
+        y: *mut ffi::PyObject,
+    ) -> PyResult<bool> {
+        // SAFETY: both are live objects of the table's exact type.
+        let (result, failed) = unsafe {
+            if self.is_str {
+                let c = ffi::PyUnicode_Compare(x, y);
+                (c == 0, c == -1 && !ffi::PyErr_Occurred().is_null())
+            } else {
+                let c = ffi::PyObject_RichCompareBool(x, y, ffi::Py_EQ);
+                (c == 1, c == -1)
+            }
+        };
+        if failed {
+            return Err(PyErr::fetch(py));
+        }
+        Ok(result)
+    }
 }
 
 /// `hash(item)`, cached by `str` and `bytes` objects after the first call.
+#[inline]
 fn hash_of(py: Python<'_>, item: *mut ffi::PyObject) -> PyResult<ffi::Py_hash_t> {
     // SAFETY: a live object.
     match unsafe { ffi::PyObject_Hash(item) } {
@@ -931,16 +967,16 @@ impl SequenceIndex {
         isjunk: Option<&Bound<'_, PyAny>>,
         junk: Option<Vec<u32>>,
     ) -> PyResult<Option<Self>> {
-        let Some(items) = item_ptrs(b) else {
+        let Some(items) = Items::of(b) else {
             return Ok(None);
         };
-        if items.len() >= u32::MAX as usize {
+        if items.len >= u32::MAX as usize {
             return Ok(None);
         }
         let Some((table, ids)) = ElementTable::build(py, &items)? else {
             return Ok(None);
         };
-        drop(items); // isjunk may run any code: the borrowed pointers end here
+        // isjunk may run any code (even mutate `b`): no item of `b` is read past here.
         let mut junk = junk.unwrap_or_default();
         if let Some(isjunk) = isjunk {
             for (id, elem) in table.elems.iter().enumerate() {
@@ -960,12 +996,13 @@ impl SequenceIndex {
     /// when this index was not built by `of_elements`, or `a` is not an exact `list`/`tuple` of
     /// elements of `b`'s type (the caller then codes it with a dict).
     fn encode(&self, py: Python<'_>, a: &Bound<'_, PyAny>) -> PyResult<Option<Codes>> {
-        let (Some(table), Some(items)) = (&self.table, item_ptrs(a)) else {
+        let (Some(table), Some(items)) = (&self.table, Items::of(a)) else {
             return Ok(None);
         };
         let absent = table.elems.len() as u32;
-        let mut codes = Vec::with_capacity(items.len());
-        for &item in &items {
+        let mut codes = Vec::with_capacity(items.len);
+        for i in 0..items.len {
+            let item = items.get(i);
             if !ElementTable::admits(table.is_str, item) {
                 return Ok(None);
             }
@@ -1025,6 +1062,24 @@ impl SequenceIndex {
                 m.matching_blocks(side)
             })
         }))
+    }
+
+    /// difflib's `get_opcodes()`.
+    fn opcodes<'py>(&self, py: Python<'py>, a: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+        let mut blocks = self.matching_blocks(py, a)?;
+        blocks.push((a.len()?, self.side.len(), 0));
+        let tags = [
+            pyo3::intern!(py, "replace"),
+            pyo3::intern!(py, "delete"),
+            pyo3::intern!(py, "insert"),
+            pyo3::intern!(py, "equal"),
+        ];
+        let codes = matcher::opcodes(&blocks);
+        let ops = PyList::empty(py);
+        for (tag, i1, i2, j1, j2) in codes {
+            ops.append((&tags[tag as usize], i1, i2, j1, j2))?;
+        }
+        Ok(ops)
     }
 
     /// `M`, the total size of the matching blocks.

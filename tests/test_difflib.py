@@ -108,6 +108,10 @@ def assert_same(ours: Any, ref: Any, bounds: list[tuple[int, ...]] = (), ratio_f
         steps.append((f"find_longest_match{args}", lambda sm, args=args: sm.find_longest_match(*args)))
     if ratio_first:
         steps.append(("ratio", lambda sm: sm.ratio()))
+    else:
+        # Opcodes before blocks: memdedup then derives the cached blocks from its opcodes.
+        steps.append(("get_opcodes first", lambda sm: sm.get_opcodes()))
+        steps.append(("matching_blocks from opcodes", lambda sm: sm.matching_blocks))
     steps += [
         ("get_matching_blocks", lambda sm: sm.get_matching_blocks()),
         ("matching_blocks", lambda sm: sm.matching_blocks),

@@ -1,6 +1,6 @@
 """Type stubs for the compiled Rust extension (hand-written; keep in step with rust/python.rs)."""
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, SupportsFloat
 
 def normalise_label(label: Any) -> str: ...
@@ -56,6 +56,11 @@ def pair_reasons(
     labels: Sequence[Any], pairs: Sequence[tuple[int, int]], *, threshold: float = 0.85, min_chars: int = 16
 ) -> tuple[list[str | None], list[float]]: ...
 
+class Codes:
+    """A first sequence coded against one ``SequenceIndex.of_elements`` index."""
+
+    def __len__(self) -> int: ...
+
 class SequenceIndex:
     """difflib's index of a second sequence (``b2j``, ``bjunk``, ``bpopular``), built once per ``b``.
 
@@ -64,15 +69,30 @@ class SequenceIndex:
     """
 
     def __init__(
-        self, b: str | Sequence[int], *, autojunk: bool = True, junk: Sequence[int] | None = None
+        self, b: str | Sequence[int] | Codes, *, autojunk: bool = True, junk: Sequence[int] | None = None
     ) -> None: ...
     def __len__(self) -> int: ...
     def find_longest_match(
-        self, a: str | Sequence[int], alo: int, ahi: int, blo: int, bhi: int
+        self, a: str | Sequence[int] | Codes, alo: int, ahi: int, blo: int, bhi: int
     ) -> tuple[int, int, int]: ...
-    def matching_blocks(self, a: str | Sequence[int]) -> list[tuple[int, int, int]]: ...
-    def matches(self, a: str | Sequence[int]) -> int: ...
-    def quick_matches(self, a: str | Sequence[int]) -> int: ...
+    def matching_blocks(self, a: str | Sequence[int] | Codes) -> list[tuple[int, int, int]]: ...
+    def matches(self, a: str | Sequence[int] | Codes) -> int: ...
+    def quick_matches(self, a: str | Sequence[int] | Codes) -> int: ...
+    def opcodes(self, a: str | Sequence[int] | Codes) -> list[tuple[str, int, int, int, int]]: ...
+    @staticmethod
+    def of_elements(
+        b: Sequence[object],
+        *,
+        autojunk: bool = True,
+        isjunk: Callable[[Any], object] | None = None,
+        junk: Sequence[int] | None = None,
+    ) -> SequenceIndex | None:
+        """The index of an exact list or tuple of exact strs (or of exact bytes), coded in Rust with
+        dict semantics; None for any other sequence."""
+    def encode(self, a: object) -> Codes | None:
+        """``a`` coded against an ``of_elements`` index, or None (then code it with a dict)."""
+    def elements(self) -> list[Any] | None:
+        """The distinct elements of ``b`` by id (``of_elements`` indexes only)."""
     def junk(self) -> list[int]: ...
     def popular(self) -> list[int]: ...
     def b2j(self) -> list[tuple[int, list[int]]]: ...

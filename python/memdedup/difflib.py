@@ -161,10 +161,11 @@ class _FastSequenceMatcher(_std.SequenceMatcher):
             return
         if type(b) is list or type(b) is tuple:
             # Lines (exact strs or bytes): coded in Rust with dict semantics, isjunk called there.
-            index = _SequenceIndex.of_elements(b, autojunk=bool(self.autojunk), isjunk=self.isjunk)
+            isjunk = self.isjunk
+            index = _SequenceIndex.of_elements(b, autojunk=bool(self.autojunk), isjunk=isjunk)
             if index is not None:
                 self._index = index
-                self._junk_codes = index.junk()
+                self._junk_codes = index.junk() if isjunk else []
                 self._mode = _ELEMS
                 return
         if type(b) in _SEQUENCE_TYPES and type(b) is not str and len(b) < _MAX_LEN:
@@ -354,8 +355,38 @@ class _FastSequenceMatcher(_std.SequenceMatcher):
             return super().get_matching_blocks()
         blocks = self._index.matching_blocks(codes)
         blocks.append((len(codes), len(self.b), 0))
-        self.matching_blocks = list(map(Match._make, blocks))
+        self.matching_blocks = list(map(tuple.__new__, repeat(Match), blocks))
         return self.matching_blocks
+
+    def get_opcodes(self) -> list[tuple[str, int, int, int, int]]:
+        """difflib's opcodes (cached): how to turn ``a`` into ``b``."""
+        if self.opcodes is None and self.matching_blocks is None:
+            codes = self._fast()
+            if codes is not None:
+                ops = self.opcodes = self._index.opcodes(codes)
+                self._blocks_source = ops
+                return ops
+        return super().get_opcodes()
+
+    # ------------------------------------------------------------------ difflib's caches
+    @property
+    def matching_blocks(self) -> list[Match] | None:
+        """difflib's cache of ``get_matching_blocks()``. After a fast ``get_opcodes()`` it is derived
+        from those opcodes when first read (their ``equal`` runs are the blocks, then the sentinel),
+        so ``get_opcodes()`` does not build blocks nobody reads."""
+        state = self.__dict__
+        blocks = state.get("_blocks")
+        source = state.get("_blocks_source")
+        if blocks is None and source is not None and source is state.get("opcodes"):
+            blocks = [Match(i1, j1, i2 - i1) for tag, i1, i2, j1, j2 in source if tag == "equal"]
+            blocks.append(Match(source[-1][2], source[-1][4], 0) if source else Match(0, 0, 0))
+            state["_blocks"] = blocks
+        return blocks
+
+    @matching_blocks.setter
+    def matching_blocks(self, value: list[Match] | None) -> None:
+        self.__dict__["_blocks"] = value
+        self.__dict__["_blocks_source"] = None
 
     def ratio(self) -> float:
         """``2.0 * M / T``: M matched elements, T the total length of both sequences."""
