@@ -803,9 +803,18 @@ impl Matcher {
                 // wide label pairs: fewer instructions than difflib's sparse search).
                 self.anchor_core(b, alo, ahi, blo, bhi, known)
             }
+        } else if narrow {
+            // Byte strings with junk or popular elements (long text): the byte-row DPs.
+            if width > 0 && width <= DENSE_MAX_WIDTH {
+                self.dense_core(b, alo, ahi, blo, bhi)
+            } else {
+                self.sparse_core(b, alo, ahi, blo, bhi)
+            }
         } else {
-            // Junk or popular elements: difflib's DP sees only indexed pairs, so the known run is
-            // the common prefix (or suffix) of indexed equal pairs, and anchors extend along those.
+            // Ids (lines, wide text) with junk or popular elements: difflib's DP sees only indexed
+            // pairs, so the known run is the common prefix (or suffix) of indexed equal pairs, and
+            // anchors extend along those. With few equal pairs a row and long runs (lines),
+            // anchors from the top visit a few rows where difflib's DP visits all of them.
             let limit = ahi.saturating_sub(alo).min(width);
             let (mut known, mut prefix) = (0, 0);
             if limit >= ANCHOR_MIN_RUN {
@@ -818,16 +827,8 @@ impl Matcher {
             if limit > 0 && prefix == limit {
                 // As above: a whole side matching at the start is the first longest run.
                 (alo, blo, limit)
-            } else if known >= ANCHOR_MIN_RUN {
-                self.anchor_core(b, alo, ahi, blo, bhi, known)
-            } else if narrow && width > 0 && width <= DENSE_MAX_WIDTH {
-                self.dense_core(b, alo, ahi, blo, bhi)
-            } else if !narrow {
-                // Lines and other large alphabets: few equal pairs a row, long runs; anchors from
-                // the top visit a few rows where difflib's DP visits all of them.
-                self.anchor_core(b, alo, ahi, blo, bhi, known)
             } else {
-                self.sparse_core(b, alo, ahi, blo, bhi)
+                self.anchor_core(b, alo, ahi, blo, bhi, known)
             }
         };
         self.extend_longest(b, alo, ahi, blo, bhi, (besti, bestj, bestsize))
@@ -835,7 +836,25 @@ impl Matcher {
 
     /// The end of `find_longest_match`: its DP's longest run `(besti, bestj, bestsize)` extended with
     /// equal non-junk elements (popular ones included), then with equal junk, as difflib does.
+    #[inline(always)]
     fn extend_longest<T: Sym>(
+        &self,
+        b: &BSide<T>,
+        alo: usize,
+        ahi: usize,
+        blo: usize,
+        bhi: usize,
+        best: (usize, usize, usize),
+    ) -> (usize, usize, usize) {
+        if b.all_indexed {
+            // Every equal pair was in the search: its run is already maximal either way.
+            return best;
+        }
+        self.extend_with_unindexed(b, alo, ahi, blo, bhi, best)
+    }
+
+    #[inline(never)]
+    fn extend_with_unindexed<T: Sym>(
         &self,
         b: &BSide<T>,
         alo: usize,
@@ -844,10 +863,6 @@ impl Matcher {
         bhi: usize,
         (mut besti, mut bestj, mut bestsize): (usize, usize, usize),
     ) -> (usize, usize, usize) {
-        if b.all_indexed {
-            // Every equal pair was in the search: its run is already maximal either way.
-            return (besti, bestj, bestsize);
-        }
         let a = &self.a_ids;
         let bids = &b.ids;
         // Extend with equal non-junk elements (popular ones included), then with equal junk.
@@ -931,10 +946,10 @@ impl Matcher {
                     {
                         return;
                     }
-                    let back = m.run_backward(b, r, j, (r - alo).min(j - blo));
-                    let len = back + m.run_forward(b, r, j, (ahi - r).min(bhi - j));
-                    let (i0, j0) = (r - back, j - back);
-                    last = (i0, j0, i0 + len);
+                    let (i0, j0, len) = m.run_through(b, r, j, (alo, ahi, blo, bhi));
+                    if T::DIRECT_ALPHABET != 256 {
+                        last = (i0, j0, i0 + len);
+                    }
                     if len > size || (len == size && (i0, j0) < (si, sj)) {
                         (size, si, sj) = (len, i0, j0);
                     }
@@ -953,6 +968,21 @@ impl Matcher {
         }
     }
 
+    /// The maximal run through the equal pair `(r, j)` inside the range: (start row, start column,
+    /// length).
+    #[inline(always)]
+    fn run_through<T: Sym>(
+        &self,
+        b: &BSide<T>,
+        r: usize,
+        j: usize,
+        (alo, ahi, blo, bhi): (usize, usize, usize, usize),
+    ) -> (usize, usize, usize) {
+        let back = self.run_backward(b, r, j, (r - alo).min(j - blo));
+        let len = back + self.run_forward(b, r, j, (ahi - r).min(bhi - j));
+        (r - back, j - back, len)
+    }
+
     /// Call `f` with each column `j` in `blo..bhi`, ascending, where `b[j]` equals `a[r]`. Byte
     /// strings compare 16 columns a step; others read `b`'s bitsets.
     #[inline]
@@ -964,8 +994,13 @@ impl Matcher {
         bhi: usize,
         mut f: impl FnMut(&Self, usize),
     ) {
-        if !b.all_indexed {
-            // Only indexed pairs count: difflib's own b2j lists.
+        // Position lists (difflib's own b2j) when only indexed pairs count, or when `b` has no
+        // bitsets. Byte strings on x86_64 reach here only when all indexed and compare bytes
+        // instead (one call site of `f`, so the label searches inline it).
+        let by_positions = !b.all_indexed || !b.has_bits;
+        #[cfg(target_arch = "x86_64")]
+        let by_positions = by_positions && T::DIRECT_ALPHABET != 256;
+        if by_positions {
             let (start, end) = b.range_in(self.a_ids[r], blo, bhi);
             for &j in &b.positions[start..end] {
                 f(self, j as usize);
@@ -974,6 +1009,7 @@ impl Matcher {
         }
         #[cfg(target_arch = "x86_64")]
         if T::DIRECT_ALPHABET == 256 {
+            debug_assert!(b.all_indexed);
             use std::arch::x86_64::*;
             let bytes = &b.bytes[FRONT_PAD..];
             let mut c = blo;
@@ -998,14 +1034,6 @@ impl Matcher {
             }
             return;
         }
-        if !b.has_bits {
-            // Too many ids for bitsets: the position lists (every position is indexed here).
-            let (start, end) = b.range_in(self.a_ids[r], blo, bhi);
-            for &j in &b.positions[start..end] {
-                f(self, j as usize);
-            }
-            return;
-        }
         let id = self.a_ids[r];
         if id == NONE {
             return;
@@ -1021,10 +1049,11 @@ impl Matcher {
 
     /// How many elements from `a[i]` and `b[j]` on are equal (and indexed in `b`: a run of
     /// difflib's DP), up to `max`.
-    #[inline]
+    #[inline(always)]
     fn run_forward<T: Sym>(&self, b: &BSide<T>, i: usize, j: usize, max: usize) -> usize {
-        if !b.all_indexed {
-            return common_prefix(&self.a_ids[i..i + max], &b.run_ids[j..j + max]);
+        // Byte strings reach the run searches only when every element is indexed.
+        if T::DIRECT_ALPHABET != 256 && !b.all_indexed {
+            return self.indexed_run_forward(b, i, j, max);
         }
         if T::DIRECT_ALPHABET == 256 {
             // Eight bytes a step: the first differing byte is the lowest set byte of the xor.
@@ -1045,10 +1074,10 @@ impl Matcher {
 
     /// How many elements before `a[i]` and `b[j]` (ending at `a[i - 1]`, `b[j - 1]`) are equal (and
     /// indexed in `b`), up to `max` (at most `min(i, j)`).
-    #[inline]
+    #[inline(always)]
     fn run_backward<T: Sym>(&self, b: &BSide<T>, i: usize, j: usize, max: usize) -> usize {
-        if !b.all_indexed {
-            return common_suffix(&self.a_ids[i - max..i], &b.run_ids[j - max..j]);
+        if T::DIRECT_ALPHABET != 256 && !b.all_indexed {
+            return self.indexed_run_backward(b, i, j, max);
         }
         if T::DIRECT_ALPHABET == 256 {
             // The bytes padded in front make the eight bytes before any position readable.
@@ -1065,6 +1094,19 @@ impl Matcher {
         } else {
             common_suffix(&self.a_ids[i - max..i], &b.ids[j - max..j])
         }
+    }
+
+    /// `run_forward` when `b` has junk or popular elements (kept out of line: the label paths
+    /// inline `run_forward`, and this branch made it too large to inline, +12% instructions a ratio).
+    #[inline(never)]
+    fn indexed_run_forward<T: Sym>(&self, b: &BSide<T>, i: usize, j: usize, max: usize) -> usize {
+        common_prefix(&self.a_ids[i..i + max], &b.run_ids[j..j + max])
+    }
+
+    /// `run_backward` when `b` has junk or popular elements.
+    #[inline(never)]
+    fn indexed_run_backward<T: Sym>(&self, b: &BSide<T>, i: usize, j: usize, max: usize) -> usize {
+        common_suffix(&self.a_ids[i - max..i], &b.run_ids[j - max..j])
     }
 
     /// The DP part of `find_longest_match` over `b2j`, as difflib runs it: for each row, only the
@@ -1322,12 +1364,12 @@ impl Matcher {
     /// Returns the match size and the change in the pending bound (what the new ranges could add).
     fn step<T: Sym>(&mut self, b: &BSide<T>, [alo, ahi, blo, bhi]: [u32; 4]) -> (usize, usize) {
         let (alo, ahi, blo, bhi) = (alo as usize, ahi as usize, blo as usize, bhi as usize);
-        let listed = if self.runs_listed {
+        let listed = if T::DIRECT_ALPHABET == 0 && self.runs_listed {
             self.longest_listed_run(alo, ahi, blo, bhi)
         } else {
             (alo, blo, 0)
         };
-        let (i, j, k) = if listed.2 >= RUN_LIST_STRIDE {
+        let (i, j, k) = if T::DIRECT_ALPHABET == 0 && listed.2 >= RUN_LIST_STRIDE {
             // Exact: every run of the range this long is a listed run cut to the range.
             self.extend_longest(b, alo, ahi, blo, bhi, listed)
         } else {
