@@ -831,30 +831,18 @@ impl Matcher {
                 self.anchor_core(b, alo, ahi, blo, bhi, known)
             }
         };
+        if b.all_indexed {
+            return (besti, bestj, bestsize);
+        }
         self.extend_longest(b, alo, ahi, blo, bhi, (besti, bestj, bestsize))
     }
 
-    /// The end of `find_longest_match`: its DP's longest run `(besti, bestj, bestsize)` extended with
-    /// equal non-junk elements (popular ones included), then with equal junk, as difflib does.
-    #[inline(always)]
-    fn extend_longest<T: Sym>(
-        &self,
-        b: &BSide<T>,
-        alo: usize,
-        ahi: usize,
-        blo: usize,
-        bhi: usize,
-        best: (usize, usize, usize),
-    ) -> (usize, usize, usize) {
-        if b.all_indexed {
-            // Every equal pair was in the search: its run is already maximal either way.
-            return best;
-        }
-        self.extend_with_unindexed(b, alo, ahi, blo, bhi, best)
-    }
-
+    /// The end of `find_longest_match` when `b` has junk or popular elements: its DP's longest run
+    /// `(besti, bestj, bestsize)` extended with equal non-junk elements (popular ones included),
+    /// then with equal junk, as difflib does. (With every element indexed, the DP's run is maximal
+    /// already; callers skip this, which stays out of line so the label searches stay small.)
     #[inline(never)]
-    fn extend_with_unindexed<T: Sym>(
+    fn extend_longest<T: Sym>(
         &self,
         b: &BSide<T>,
         alo: usize,
@@ -1371,7 +1359,11 @@ impl Matcher {
         };
         let (i, j, k) = if T::DIRECT_ALPHABET == 0 && listed.2 >= RUN_LIST_STRIDE {
             // Exact: every run of the range this long is a listed run cut to the range.
-            self.extend_longest(b, alo, ahi, blo, bhi, listed)
+            if b.all_indexed {
+                listed
+            } else {
+                self.extend_longest(b, alo, ahi, blo, bhi, listed)
+            }
         } else {
             self.find_longest_match(b, alo, ahi, blo, bhi)
         };
@@ -1976,12 +1968,7 @@ mod tests {
             }
             assert_eq!(side.dense_codes, dense);
             m.set_a(&a_in, &side);
-            let mut windows = vec![(0, a.len(), 0, b.len())];
-            for _ in 0..4 {
-                let (x, y) = (rng.below(a.len() + 1), rng.below(a.len() + 1));
-                let (u, v) = (rng.below(b.len() + 1), rng.below(b.len() + 1));
-                windows.push((x.min(y), x.max(y), u.min(v), u.max(v)));
-            }
+            let windows = random_windows(&mut rng, a.len(), b.len());
             for w in windows {
                 let want = difflib_longest_with_junk(&a, &b, autojunk, rule, w);
                 assert_eq!(
@@ -2062,6 +2049,17 @@ mod tests {
             }
         }
         out
+    }
+
+    /// The whole ranges and four random sub-ranges of sequences of lengths `la` and `lb`.
+    fn random_windows(rng: &mut Rng, la: usize, lb: usize) -> Vec<(usize, usize, usize, usize)> {
+        let mut windows = vec![(0, la, 0, lb)];
+        for _ in 0..4 {
+            let (x, y) = (rng.below(la + 1), rng.below(la + 1));
+            let (u, v) = (rng.below(lb + 1), rng.below(lb + 1));
+            windows.push((x.min(y), x.max(y), u.min(v), u.max(v)));
+        }
+        windows
     }
 
     /// A small deterministic generator (xorshift), so the test needs no dependency.
@@ -2166,12 +2164,7 @@ mod tests {
             let b8: Vec<u8> = b.iter().map(|&x| x as u8).collect();
             side8.rebuild(&b8, autojunk, None);
             side32.rebuild(&b, autojunk, None);
-            let mut windows = vec![(0, a.len(), 0, b.len())];
-            for _ in 0..4 {
-                let (x, y) = (rng.below(a.len() + 1), rng.below(a.len() + 1));
-                let (u, v) = (rng.below(b.len() + 1), rng.below(b.len() + 1));
-                windows.push((x.min(y), x.max(y), u.min(v), u.max(v)));
-            }
+            let windows = random_windows(&mut rng, a.len(), b.len());
             for w in windows {
                 let want = difflib_longest(&a, &b, autojunk, w);
                 m.set_a(&a8, &side8);
