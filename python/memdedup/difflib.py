@@ -8,8 +8,12 @@ junk and popular rules and longest-match tie-breaks exactly.
 How sequences reach the core:
 
 - ``str`` second sequences go as code points, and a ``str`` first sequence as is.
-- ``list``/``tuple``/``bytes``/``bytearray``/``range`` sequences of hashable elements are mapped to integer
-  codes with one dict built over ``b`` (dict semantics are difflib's own ``b2j`` semantics, so
+- A ``list`` or ``tuple`` of exact ``str`` (or of exact ``bytes``) elements, such as the lines of a file, is
+  coded in Rust with ``dict`` semantics (cached hash, identity, then ``==``), each distinct element an id in
+  first-occurrence order; a first sequence of other elements against it is coded with a dict over those
+  distinct elements.
+- Other ``list``/``tuple``/``bytes``/``bytearray``/``range`` sequences of hashable elements are mapped to
+  integer codes with one dict built over ``b`` (dict semantics are difflib's own ``b2j`` semantics, so
   ``1 == 1.0 == True`` behave exactly as there); elements of ``a`` absent from ``b`` share a code that
   never occurs in ``b``. Mixed kinds (a ``str`` against a list of characters) go through the same dict.
 - ``isjunk`` is called once per distinct element of ``b``, in first-occurrence order, as difflib does.
@@ -35,7 +39,8 @@ Mutable first sequences (lists) are re-read on every call, as difflib reads them
 ``set_seq2`` is as unsupported as in difflib (whose ``b2j`` is cached too). ``b2j``, ``bjunk`` and
 ``bpopular`` are for reading: editing them in place does not steer the core (pruning ``b2j`` by hand,
 an undocumented trick, is not honoured). ``ratio()`` on a matcher whose blocks are not cached yet counts
-the matches without filling the (internal) ``matching_blocks`` cache. The rest of :mod:`difflib`
+the matches without filling the (internal) ``matching_blocks`` cache; ``get_opcodes()`` fills it lazily
+(the blocks are derived from the opcodes when the attribute is first read). The rest of :mod:`difflib`
 (``Differ``, ``unified_diff``, ``HtmlDiff``...) is re-exported unchanged and uses the standard library's
 matcher.
 """
