@@ -238,18 +238,18 @@ impl<T: Sym> BSide<T> {
             self.ids.extend(b.iter().map(|&x| x.code()));
             self.grow_ids(T::DIRECT_ALPHABET);
         } else if dense {
-            // One pass: ids, first occurrences, and (below, skipped for dense) the counts.
-            for &x in b {
-                let id = x.code();
-                if id as usize == self.elems.len() {
-                    self.elems.push(x);
+            // Ids are the codes; first occurrences in order; the counts (skipped below).
+            self.ids.extend(b.iter().map(|x| x.code()));
+            let distinct = self.ids.iter().max().map_or(0, |&m| m as usize + 1);
+            self.grow_ids(distinct);
+            let counts = &mut self.counts[..distinct];
+            for (&id, &x) in self.ids.iter().zip(b) {
+                let count = &mut counts[id as usize];
+                if *count == 0 {
                     self.present.push(id);
+                    self.elems.push(x);
                 }
-                self.ids.push(id);
-            }
-            self.grow_ids(self.elems.len());
-            for &id in &self.ids {
-                self.counts[id as usize] += 1;
+                *count += 1;
             }
         } else {
             for &x in b {
@@ -331,25 +331,34 @@ impl<T: Sym> BSide<T> {
                 self.bits[(j / 64) * stride + id as usize] |= 1 << (j % 64);
             }
         }
-        self.run_ids.clear();
+        // Fill each indexed id's run in ascending j (`run_len` counts up to the id's count) and,
+        // when some element is not indexed, `run_ids`, in one pass.
+        let BSide {
+            ids,
+            junk,
+            popular,
+            run_ids,
+            run_start,
+            run_len,
+            positions,
+            ..
+        } = self;
+        run_ids.clear();
         if !all_indexed {
-            let (junk, popular) = (&self.junk, &self.popular);
-            self.run_ids.extend(self.ids.iter().map(|&id| {
-                if junk[id as usize] || popular[id as usize] {
-                    UNINDEXED
-                } else {
-                    id
-                }
-            }));
+            run_ids.reserve(n);
         }
-        for (j, &id) in self.ids.iter().enumerate() {
-            let id = id as usize;
-            if !all_indexed && (self.junk[id] || self.popular[id]) {
-                continue;
+        for (j, &id) in ids.iter().enumerate() {
+            let k = id as usize;
+            if !all_indexed {
+                if junk[k] || popular[k] {
+                    run_ids.push(UNINDEXED);
+                    continue;
+                }
+                run_ids.push(id);
             }
-            let slot = self.run_start[id] + self.run_len[id];
-            self.positions[slot as usize] = j as u32;
-            self.run_len[id] += 1;
+            let slot = run_start[k] + run_len[k];
+            positions[slot as usize] = j as u32;
+            run_len[k] += 1;
         }
     }
 

@@ -857,7 +857,7 @@ impl ElementTable {
 
     /// `Ok(id)` of the element equal to `item` (of the table's type, with hash `hash`), else
     /// `Err(slot)`: the free slot where it would go.
-    #[inline]
+    #[inline(always)]
     fn find(
         &self,
         py: Python<'_>,
@@ -882,6 +882,7 @@ impl ElementTable {
     }
 
     /// `x == y` for two distinct objects of the table's type.
+    #[inline(never)]
     fn equal(
         &self,
         py: Python<'_>,
