@@ -56,6 +56,20 @@ pub fn collapse_lowered<T: Copy + Into<u32> + From<u8>>(lowered: &[T], out: &mut
 /// character itself are always stored, and the length advances by flags); the loop of pushes it
 /// replaced took most of a `labels_match` call on 60-character labels.
 pub fn normalise_ascii(s: &[u8], out: &mut Vec<u8>) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    match lower_collapsed_ascii_sse2(s, out) {
+        Some(false) => return false,
+        Some(true) => {
+            while out
+                .last()
+                .is_some_and(|&c| is_terminal_punctuation(c as u32))
+            {
+                out.pop();
+            }
+            return true;
+        }
+        None => {}
+    }
     if !s.is_ascii() {
         return false;
     }
@@ -90,6 +104,71 @@ pub fn normalise_ascii(s: &[u8], out: &mut Vec<u8>) -> bool {
     }
     out.truncate(n);
     true
+}
+
+/// The common case of `normalise_ascii` 16 bytes a step: `Some(false)` when `s` is not ASCII,
+/// `Some(true)` with `out` = `s` lower-cased when `s` is ASCII with no byte below 0x20, no two
+/// spaces in a row and none at either end (already split and joined: most labels), else `None`
+/// (`out` undefined: the caller runs the general path). Bytes below 0x20 include every ASCII
+/// whitespace but the space; other control bytes only send a label to the general path.
+///
+/// Performance notes: the scalar checks and lower-casing took ~9 instructions a character (~1,200
+/// of a ~5,200-instruction `labels_match` call on ~66-character labels, under callgrind).
+#[cfg(target_arch = "x86_64")]
+fn lower_collapsed_ascii_sse2(s: &[u8], out: &mut Vec<u8>) -> Option<bool> {
+    use std::arch::x86_64::*;
+    let n = s.len();
+    out.clear();
+    out.reserve(n + 16);
+    let (Some(&first), Some(&last)) = (s.first(), s.last()) else {
+        return Some(true);
+    };
+    let mut bad = (first == b' ') | (last == b' ');
+    let mut k = 0;
+    // SAFETY: SSE2 is in the x86_64 baseline; loads read s[k..k + 16] (and s[k + 1..k + 17] only
+    // while k + 17 <= n); stores write out's spare capacity (n + 16 reserved) before set_len(n).
+    unsafe {
+        let dst = out.as_mut_ptr();
+        let (space, below_a, above_z, control) = (
+            _mm_set1_epi8(b' ' as i8),
+            _mm_set1_epi8(b'A' as i8 - 1),
+            _mm_set1_epi8(b'Z' as i8 + 1),
+            _mm_set1_epi8(0x20),
+        );
+        while k + 16 <= n {
+            let v = _mm_loadu_si128(s.as_ptr().add(k).cast());
+            if _mm_movemask_epi8(v) != 0 {
+                return Some(false);
+            }
+            // ASCII bytes are non-negative, so signed compares order them.
+            let mut flags = _mm_movemask_epi8(_mm_cmplt_epi8(v, control));
+            if k + 17 <= n {
+                let next = _mm_loadu_si128(s.as_ptr().add(k + 1).cast());
+                let pair = _mm_and_si128(_mm_cmpeq_epi8(v, space), _mm_cmpeq_epi8(next, space));
+                flags |= _mm_movemask_epi8(pair);
+            } else {
+                bad |= s[k..].windows(2).any(|w| w == b"  ");
+            }
+            bad |= flags != 0;
+            let upper = _mm_and_si128(_mm_cmpgt_epi8(v, below_a), _mm_cmplt_epi8(v, above_z));
+            let lowered = _mm_or_si128(v, _mm_and_si128(upper, control));
+            _mm_storeu_si128(dst.add(k).cast(), lowered);
+            k += 16;
+        }
+        for i in k..n {
+            let c = s[i];
+            if c >= 0x80 {
+                return Some(false);
+            }
+            bad |= c < 0x20 || (c == b' ' && i + 1 < n && s[i + 1] == b' ');
+            *dst.add(i) = c | (((c.wrapping_sub(b'A') < 26) as u8) << 5);
+        }
+        if bad {
+            return None;
+        }
+        out.set_len(n);
+    }
+    Some(true)
 }
 
 /// Python's `str.lower()` of a code point below 256: every such mapping is one code point in the
@@ -187,6 +266,44 @@ mod tests {
         collapse_lowered(&s, &mut out);
         let got: String = out.iter().map(|&c| char::from_u32(c).unwrap()).collect();
         assert_eq!(got, "ΟΔΟΣ x y");
+    }
+
+    /// The 16-bytes-a-step path against lower-casing, `collapse_lowered` and the strip written out,
+    /// around every chunk boundary, with each byte that changes the path (whitespace, other
+    /// control bytes, double and edge spaces, non-ASCII anywhere).
+    #[test]
+    fn vector_path_agrees_with_the_rule() {
+        let alphabet = b"aZz .!\t\x1c\x01\xc3Q";
+        let mut state = 0x853C_49E6_748F_EA9Bu64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        for _ in 0..40_000 {
+            let len = next(50);
+            let s: Vec<u8> = (0..len)
+                .map(|_| match next(10) {
+                    0..=6 => b"abcXYZ m"[next(8)],
+                    _ => alphabet[next(alphabet.len())],
+                })
+                .collect();
+            let mut got = Vec::new();
+            let ascii = normalise_ascii(&s, &mut got);
+            assert_eq!(ascii, s.is_ascii(), "{s:?}");
+            if ascii {
+                let mut want = Vec::new();
+                collapse_lowered(&s.to_ascii_lowercase(), &mut want);
+                while want
+                    .last()
+                    .is_some_and(|&c| is_terminal_punctuation(c as u32))
+                {
+                    want.pop();
+                }
+                assert_eq!(got, want, "{s:?}");
+            }
+        }
     }
 
     #[test]

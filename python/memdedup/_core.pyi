@@ -9,7 +9,12 @@ def quick_ratio(a: str, b: str, *, autojunk: bool = True) -> float: ...
 def real_quick_ratio(a: str, b: str, *, autojunk: bool = True) -> float: ...
 def matching_blocks(a: str, b: str, *, autojunk: bool = True) -> list[tuple[int, int, int]]: ...
 def labels_match(
-    stored: Any, incoming: Any, *, threshold: float | SupportsFloat = 0.85, min_chars: int = 16
+    stored: Any,
+    incoming: Any,
+    *,
+    threshold: float | SupportsFloat = 0.85,
+    min_chars: int = 16,
+    guards: Any = None,
 ) -> bool: ...
 def match_reason(
     stored: Any, incoming: Any, *, threshold: float | SupportsFloat = 0.85, min_chars: int = 16

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from memdedup._backend import IMPLEMENTATION
 from memdedup._backend import impl as _impl
 from memdedup._reference import (
     DEDUP_PREFIX_LEN,
@@ -38,7 +39,7 @@ logger = logging.getLogger("memdedup.dedup")
 normalise_label = _impl.normalise_label
 
 
-def labels_match(
+def _labels_match(
     stored: Any,
     incoming: Any,
     *,
@@ -55,6 +56,11 @@ def labels_match(
         return matched
     guards = as_guards(guards)
     return matched and guards_allow(stored, incoming, guards)
+
+
+# The compiled extension's labels_match takes the same arguments, guards included, in one call (the
+# wrapper above cost as much as the decision); the pure-Python backend runs the wrapper.
+labels_match = _impl.labels_match if IMPLEMENTATION == "rust" else _labels_match
 
 
 async def find_canonical_node(
