@@ -424,7 +424,10 @@ def test_replay_guarded_without_guards_is_the_core_replay() -> None:
         replay_guarded(["a"], [0, 1], guards=None, threshold=0.85, min_chars=16)
 
 
-@pytest.mark.parametrize("guards", [None, "none", "", "value", "negation", "all", "value,negation", "bogus", 42])
+GUARD_SPECS = [None, "none", "", "value", "negation", "all", "value,negation", "bogus", 42]
+
+
+@pytest.mark.parametrize("guards", GUARD_SPECS)
 def test_native_labels_match_takes_guards_as_the_wrapper_does(guards: Any) -> None:
     # memdedup.labels_match is the extension's own function (with the Rust backend); the Python
     # wrapper it replaced stays the pure-Python backend's. Same answers, same refusals, for
@@ -437,12 +440,13 @@ def test_native_labels_match_takes_guards_as_the_wrapper_does(guards: Any) -> No
         ("The user likes green tea", "the user likes green tea."),
         ("Completely different", "Nothing alike at all here"),
     ]
+
+    def outcome(fn: Any, stored: str, incoming: str) -> Any:
+        try:
+            return fn(stored, incoming, guards=guards)
+        except Exception as exc:  # the error's type is part of the contract
+            return type(exc)
+
     for stored, incoming in pairs:
-
-        def outcome(fn: Any) -> Any:
-            try:
-                return fn(stored, incoming, guards=guards)
-            except Exception as exc:  # the error's type is part of the contract
-                return type(exc)
-
-        assert outcome(dedup.labels_match) == outcome(dedup._labels_match)
+        native = outcome(dedup.labels_match, stored, incoming)
+        assert native == outcome(dedup._labels_match, stored, incoming)
