@@ -40,9 +40,9 @@ const ANCHOR_MIN_RUN: usize = 8;
 /// the layout grows as distinct elements times length, which for 50,000 distinct lines was 1.3 GB.
 const BITSET_MAX_WORDS: usize = 1 << 16;
 
-/// Sequences of ids (lines, wide text) with at least this many elements in `a` list the runs of
+/// Sequences of ids (lines) with at least this many elements in `a` list the runs of
 /// their whole `a` x `b` once (`Matcher::list_runs`) for every sub-range of the recursion to reuse.
-const RUN_LIST_MIN_ROWS: usize = 64;
+const RUN_LIST_MIN_ROWS: usize = 256;
 /// The listed runs are every maximal run at least this long: each one crosses a row of this stride.
 const RUN_LIST_STRIDE: usize = 8;
 /// Listing stops (and the ranges are searched one by one) past this many runs, or past
@@ -545,6 +545,15 @@ impl<T: Sym> BSide<T> {
     }
 }
 
+/// Keep `run` (start row, start column, length) in `best` if longer, or as long and first in
+/// (row, column) order: difflib's choice among longest runs.
+#[inline(always)]
+fn keep_longest(best: &mut (usize, usize, usize), run: (usize, usize, usize)) {
+    if run.2 > best.2 || (run.2 == best.2 && (run.0, run.1) < (best.0, best.1)) {
+        *best = run;
+    }
+}
+
 /// An edit of difflib's `get_opcodes()`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Tag {
@@ -587,6 +596,11 @@ pub fn opcodes(blocks: &[(usize, usize, usize)]) -> Vec<(Tag, usize, usize, usiz
     out
 }
 
+/// `common_prefix`/`common_suffix` compare this many ids one at a time before four at a time: the
+/// vector loop's setup cost more than it saved on the short runs of wide labels (callgrind:
+/// get_close_matches +23% instructions without this).
+const SCALAR_RUN_PREFIX: usize = 8;
+
 /// How many leading elements of `x` and `y` (equal lengths) are equal.
 ///
 /// Performance notes: runs of equal ids are long in line diffs (a hundred lines between edits is
@@ -595,7 +609,14 @@ pub fn opcodes(blocks: &[(usize, usize, usize)]) -> Vec<(Tag, usize, usize, usiz
 #[inline]
 fn common_prefix(x: &[u32], y: &[u32]) -> usize {
     let n = x.len().min(y.len());
+    // Most runs met by a search are short: a few ids one at a time first.
     let mut k = 0;
+    while k < n.min(SCALAR_RUN_PREFIX) {
+        if x[k] != y[k] {
+            return k;
+        }
+        k += 1;
+    }
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::*;
@@ -625,6 +646,12 @@ fn common_suffix(x: &[u32], y: &[u32]) -> usize {
     let n = x.len().min(y.len());
     let (x, y) = (&x[x.len() - n..], &y[y.len() - n..]);
     let mut k = 0;
+    while k < n.min(SCALAR_RUN_PREFIX) {
+        if x[n - 1 - k] != y[n - 1 - k] {
+            return k;
+        }
+        k += 1;
+    }
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::*;
@@ -930,33 +957,36 @@ impl Matcher {
         let mut stride = if known > 0 { known } else { limit };
         loop {
             stride = stride.max(known).max(1);
-            let (mut size, mut si, mut sj) = (0usize, alo, blo);
+            let mut best = (alo, blo, 0usize);
             // The last run found (start row, start column, end row): a later anchor on it would
             // find it again. Lines meet one run on many consecutive anchors; byte strings skip this.
             let mut last = (0usize, 0usize, 0usize);
             let mut r = alo + stride - 1;
             while r < ahi {
-                self.each_match_in_row(b, r, blo, bhi, |m, j| {
-                    if T::DIRECT_ALPHABET != 256
-                        && r < last.2
-                        && r - last.0 == j.wrapping_sub(last.1)
-                    {
-                        return;
-                    }
-                    let (i0, j0, len) = m.run_through(b, r, j, (alo, ahi, blo, bhi));
-                    if T::DIRECT_ALPHABET != 256 {
-                        last = (i0, j0, i0 + len);
-                    }
-                    if len > size || (len == size && (i0, j0) < (si, sj)) {
-                        (size, si, sj) = (len, i0, j0);
-                    }
-                });
-                if size == limit {
+                let window = (alo, ahi, blo, bhi);
+                if T::DIRECT_ALPHABET == 256 {
+                    // Labels: no memo (one closure as small as the byte search needs inlined).
+                    self.each_match_in_row(b, r, blo, bhi, |m, j| {
+                        let run = m.run_through(b, r, j, window);
+                        keep_longest(&mut best, run);
+                    });
+                } else {
+                    self.each_match_in_row(b, r, blo, bhi, |m, j| {
+                        if r < last.2 && r - last.0 == j.wrapping_sub(last.1) {
+                            return;
+                        }
+                        let run = m.run_through(b, r, j, window);
+                        last = (run.0, run.1, run.0 + run.2);
+                        keep_longest(&mut best, run);
+                    });
+                }
+                if best.2 == limit {
                     // No run is longer, and runs first met on later anchor rows start after this one.
                     break;
                 }
                 r += stride;
             }
+            let (si, sj, size) = best;
             if size >= stride || stride == 1 {
                 return (si, sj, size);
             }
@@ -982,7 +1012,7 @@ impl Matcher {
 
     /// Call `f` with each column `j` in `blo..bhi`, ascending, where `b[j]` equals `a[r]`. Byte
     /// strings compare 16 columns a step; others read `b`'s bitsets.
-    #[inline]
+    #[inline(always)]
     fn each_match_in_row<T: Sym>(
         &self,
         b: &BSide<T>,
