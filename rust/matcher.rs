@@ -122,8 +122,6 @@ pub struct BSide<T: Sym> {
     has_bits: bool,
     /// Codes are dense ids already (the k-th distinct element of `b` is k): no interning map.
     dense_codes: bool,
-    /// Set by `rebuild_dense` for the `rebuild` it calls.
-    next_dense: bool,
     /// When some element is junk or popular: `ids` with those positions set to [`UNINDEXED`], so
     /// one compare with an `a` id tells an indexed equal pair (a run of difflib's DP).
     run_ids: Vec<u32>,
@@ -155,7 +153,6 @@ impl<T: Sym> Default for BSide<T> {
             bit_ids: 0,
             has_bits: false,
             dense_codes: false,
-            next_dense: false,
             run_ids: Vec::new(),
             bytes: Vec::new(),
             indexed_mask: Vec::new(),
@@ -181,7 +178,7 @@ impl<T: Sym> BSide<T> {
         is_junk: Option<&mut dyn FnMut(T) -> bool>,
     ) {
         let mut next = 0u32;
-        self.next_dense = T::DIRECT_ALPHABET == 0
+        let dense = T::DIRECT_ALPHABET == 0
             && b.iter().all(|x| match x.code() {
                 c if c == next => {
                     next += 1;
@@ -189,13 +186,23 @@ impl<T: Sym> BSide<T> {
                 }
                 c => c < next,
             });
-        self.rebuild(b, autojunk, is_junk);
+        self.rebuild_coded(b, autojunk, is_junk, dense);
     }
 
     /// Re-prepare for a new `b`, keeping the buffers. `is_junk` is called once per distinct element,
     /// in first-occurrence order, as difflib calls `isjunk` on `b2j`'s keys.
     pub fn rebuild(&mut self, b: &[T], autojunk: bool, is_junk: Option<&mut dyn FnMut(T) -> bool>) {
-        let dense = std::mem::take(&mut self.next_dense);
+        self.rebuild_coded(b, autojunk, is_junk, false);
+    }
+
+    /// `rebuild`; `dense` when the codes are dense first-occurrence ids (checked by the caller).
+    fn rebuild_coded(
+        &mut self,
+        b: &[T],
+        autojunk: bool,
+        is_junk: Option<&mut dyn FnMut(T) -> bool>,
+        dense: bool,
+    ) {
         // Reset only what the previous `b` touched: per-id state is sparse in a byte alphabet.
         // Clear exactly the bitset words the last `b` set (one per element): no memset calls.
         if std::mem::take(&mut self.has_bits) {
@@ -561,17 +568,6 @@ pub enum Tag {
     Delete,
     Insert,
     Equal,
-}
-
-impl Tag {
-    pub fn name(self) -> &'static str {
-        match self {
-            Tag::Replace => "replace",
-            Tag::Delete => "delete",
-            Tag::Insert => "insert",
-            Tag::Equal => "equal",
-        }
-    }
 }
 
 /// difflib's `get_opcodes()` from matching blocks that end with the `(len(a), len(b), 0)` sentinel.

@@ -377,40 +377,32 @@ fn ratio(
     let fast = with_scratch(|s| {
         let narrow = narrow_into(sa, &mut s.codepoints, &mut s.a)?
             && narrow_into(sb, &mut s.codepoints, &mut s.b)?;
-        if narrow {
-            if s.a.len() + s.b.len() >= DETACH_MIN_WORK {
+        if !narrow {
+            // Some code point >= 256: both sides as code points.
+            load_codepoints(sa, &mut s.wide_a)?;
+            load_codepoints(sb, &mut s.wide_b)?;
+            if s.wide_a.len() + s.wide_b.len() >= DETACH_MIN_WORK {
                 return Ok(None);
             }
-            return Ok(Some(ratio_with(
-                &mut s.matcher,
-                &mut s.side,
-                &s.a,
-                &s.b,
-                autojunk,
-            )));
-        }
-        // Some code point >= 256: both sides as code points.
-        load_codepoints(sa, &mut s.wide_a)?;
-        load_codepoints(sb, &mut s.wide_b)?;
-        if s.wide_a.len() + s.wide_b.len() >= DETACH_MIN_WORK {
+            // At most 255 distinct elements in b: the same answer on bytes (ByteRemap).
+            if !s.remap.remap(&s.wide_a, &s.wide_b, &mut s.a, &mut s.b) {
+                let (a, b) = (&s.wide_a, &s.wide_b);
+                return Ok(Some(ratio_with(
+                    &mut s.matcher,
+                    &mut s.wide_side,
+                    a,
+                    b,
+                    autojunk,
+                )));
+            }
+        } else if s.a.len() + s.b.len() >= DETACH_MIN_WORK {
             return Ok(None);
         }
-        if s.remap.remap(&s.wide_a, &s.wide_b, &mut s.a, &mut s.b) {
-            // At most 255 distinct elements in b: the same answer on bytes (ByteRemap).
-            return Ok(Some(ratio_with(
-                &mut s.matcher,
-                &mut s.side,
-                &s.a,
-                &s.b,
-                autojunk,
-            )));
-        }
-        let (a, b) = (&s.wide_a, &s.wide_b);
         Ok(Some(ratio_with(
             &mut s.matcher,
-            &mut s.wide_side,
-            a,
-            b,
+            &mut s.side,
+            &s.a,
+            &s.b,
             autojunk,
         )))
     })?;
