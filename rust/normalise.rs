@@ -1,9 +1,10 @@
 //! Python-exact label normalisation: `" ".join(s.lower().split()).rstrip(".!?;:,")`.
 //!
-//! Lower-casing is exact here only for ASCII (Python's and Unicode's full case mappings, final sigma
-//! and `İ` included, depend on the interpreter's Unicode database); the bindings hand any other
-//! string to Python's own `str.lower()` and run the split/join/strip below on its code points, which
-//! is exact for every string because Python's whitespace set is fixed (`is_py_whitespace`).
+//! Lower-casing is exact here only below 256 (`lower_latin1`; Python's and Unicode's full case
+//! mappings, final sigma and `İ` included, depend on the interpreter's Unicode database); for wider
+//! text the bindings take each code point's lower-casing from Python (`lower_wide` in the bindings)
+//! or hand the whole string to `str.lower()`, and run the split/join/strip below on the result,
+//! which is exact for every string because Python's whitespace set is fixed (`is_py_whitespace`).
 
 /// Characters `str.rstrip(".!?;:,")` removes.
 pub const TERMINAL_PUNCTUATION: [u32; 6] = [
@@ -29,9 +30,12 @@ fn is_terminal_punctuation(c: u32) -> bool {
 /// The input must already be lower-cased the way Python lower-cases it.
 pub fn collapse_lowered<T: Copy + Into<u32> + From<u8>>(lowered: &[T], out: &mut Vec<T>) {
     out.clear();
+    out.reserve(lowered.len());
     let mut pending_space = false;
     for &c in lowered {
-        if is_py_whitespace(c.into()) {
+        let code: u32 = c.into();
+        // Printable ASCII (most of any label) is settled by the first two compares.
+        if (code <= 0x20 || code >= 0x85) && is_py_whitespace(code) {
             pending_space = !out.is_empty();
         } else {
             if pending_space {
@@ -113,7 +117,9 @@ pub fn normalise_ascii(s: &[u8], out: &mut Vec<u8>) -> bool {
 /// whitespace but the space; other control bytes only send a label to the general path.
 ///
 /// Performance notes: the scalar checks and lower-casing took ~9 instructions a character (~1,200
-/// of a ~5,200-instruction `labels_match` call on ~66-character labels, under callgrind).
+/// of a ~5,200-instruction `labels_match` call on ~66-character labels, under callgrind); the
+/// byte-at-a-time tail after the last whole block then took ~250 of ~3,760, and is now one more
+/// block overlapping the one before.
 #[cfg(target_arch = "x86_64")]
 fn lower_collapsed_ascii_sse2(s: &[u8], out: &mut Vec<u8>) -> Option<bool> {
     use std::arch::x86_64::*;
@@ -125,8 +131,9 @@ fn lower_collapsed_ascii_sse2(s: &[u8], out: &mut Vec<u8>) -> Option<bool> {
     };
     let mut bad = (first == b' ') | (last == b' ');
     let mut k = 0;
-    // SAFETY: SSE2 is in the x86_64 baseline; loads read s[k..k + 16] (and s[k + 1..k + 17] only
-    // while k + 17 <= n); stores write out's spare capacity (n + 16 reserved) before set_len(n).
+    // SAFETY: SSE2 is in the x86_64 baseline; `block(at)` runs only with at + 16 <= n, reading
+    // s[at..at + 16] (and s[at + 1..at + 17] only when at + 17 <= n) and writing out's spare
+    // capacity (n + 16 reserved) before set_len(n).
     unsafe {
         let dst = out.as_mut_ptr();
         let (space, below_a, above_z, control) = (
@@ -135,25 +142,42 @@ fn lower_collapsed_ascii_sse2(s: &[u8], out: &mut Vec<u8>) -> Option<bool> {
             _mm_set1_epi8(b'Z' as i8 + 1),
             _mm_set1_epi8(0x20),
         );
-        while k + 16 <= n {
-            let v = _mm_loadu_si128(s.as_ptr().add(k).cast());
+        // The 16 bytes at `at`: false when one is not ASCII; else flags bad ones (below 0x20, or
+        // a space followed by a space: the next byte read past the block while `at + 17 <= n`,
+        // else within it) and stores them lower-cased.
+        let mut block = |at: usize| -> bool {
+            let v = _mm_loadu_si128(s.as_ptr().add(at).cast());
             if _mm_movemask_epi8(v) != 0 {
-                return Some(false);
+                return false;
             }
             // ASCII bytes are non-negative, so signed compares order them.
             let mut flags = _mm_movemask_epi8(_mm_cmplt_epi8(v, control));
-            if k + 17 <= n {
-                let next = _mm_loadu_si128(s.as_ptr().add(k + 1).cast());
-                let pair = _mm_and_si128(_mm_cmpeq_epi8(v, space), _mm_cmpeq_epi8(next, space));
-                flags |= _mm_movemask_epi8(pair);
+            let spaces = _mm_cmpeq_epi8(v, space);
+            let next_spaces = if at + 17 <= n {
+                _mm_cmpeq_epi8(_mm_loadu_si128(s.as_ptr().add(at + 1).cast()), space)
             } else {
-                bad |= s[k..].windows(2).any(|w| w == b"  ");
-            }
+                // Lane t holds lane t + 1; the last lane (the string's last byte) gets zero.
+                _mm_srli_si128::<1>(spaces)
+            };
+            flags |= _mm_movemask_epi8(_mm_and_si128(spaces, next_spaces));
             bad |= flags != 0;
             let upper = _mm_and_si128(_mm_cmpgt_epi8(v, below_a), _mm_cmplt_epi8(v, above_z));
             let lowered = _mm_or_si128(v, _mm_and_si128(upper, control));
-            _mm_storeu_si128(dst.add(k).cast(), lowered);
+            _mm_storeu_si128(dst.add(at).cast(), lowered);
+            true
+        };
+        while k + 16 <= n {
+            if !block(k) {
+                return Some(false);
+            }
             k += 16;
+        }
+        if k < n && n >= 16 {
+            // The last 16 bytes, overlapping the block before: no byte-at-a-time tail.
+            if !block(n - 16) {
+                return Some(false);
+            }
+            k = n;
         }
         for i in k..n {
             let c = s[i];

@@ -1263,10 +1263,97 @@ fn normalise_str(s: &Bound<'_, PyString>) -> PyResult<Text> {
         crate::normalise::normalise_latin1(bytes, &mut out);
         return Ok(Text::Narrow(out));
     }
+    if let Text::Wide(cps) = &text {
+        let mut lowered = Vec::with_capacity(cps.len());
+        if lower_wide(s.py(), cps, &mut lowered)? {
+            let mut out = Vec::with_capacity(lowered.len());
+            crate::normalise::collapse_lowered(&lowered, &mut out);
+            return Ok(Text::from_codepoints(&out));
+        }
+    }
     // An interned name: CPython's method cache is keyed by interned names, and a fresh "lower"
     // string made every non-ASCII label's lookup walk the type's dict (~700 instructions a call).
     let lower = s.call_method0(pyo3::intern!(s.py(), "lower"))?;
     Ok(text_of(&lower.cast_into::<PyString>()?)?.collapse_lowered())
+}
+
+/// GREEK CAPITAL LETTER SIGMA: the one code point whose `str.lower()` depends on its neighbours
+/// (CPython's `handle_capital_sigma`, the final-sigma rule).
+const CAPITAL_SIGMA: u32 = 0x3A3;
+
+/// At most this many code points' lower-casings are kept per thread; past it, labels with a code
+/// point not yet kept are lower-cased by Python whole.
+const LOWER_CACHE_MAX: usize = 1 << 16;
+
+/// A code point's `str.lower()`: at most three code points in every Unicode version so far.
+type Lowered = ([u32; 3], u8);
+
+thread_local! {
+    static LOWER_CACHE: RefCell<
+        std::collections::HashMap<u32, Lowered, std::hash::BuildHasherDefault<matcher::IdHasher>>,
+    > = RefCell::default();
+}
+
+/// `str.lower()` of code points (some above 255) into `out`, exactly as Python computes it: false
+/// (`out` undefined) when that needs Python's own `lower` on the whole text.
+///
+/// CPython lower-cases a str one code point at a time (`_PyUnicode_ToLowerFull`, from the running
+/// interpreter's Unicode database) except U+03A3, which it maps by context. So each code point
+/// above 255 is asked of Python once (a one-character str's `lower()`) and kept per thread, and
+/// those below 256 take `lower_latin1` (checked against Python for all 256 by a test).
+///
+/// Performance notes: `lower()` through Python, with the second pass over its result, took about
+/// a third of a `labels_match` call's instructions on prefix-sharing label pairs, though only
+/// one label in twenty has a code point above 127.
+fn lower_wide(py: Python<'_>, cps: &[u32], out: &mut Vec<u32>) -> PyResult<bool> {
+    if cps.contains(&CAPITAL_SIGMA) {
+        return Ok(false);
+    }
+    out.clear();
+    for &c in cps {
+        if c < 256 {
+            out.push(crate::normalise::lower_latin1(c as u8) as u32);
+            continue;
+        }
+        let cached = LOWER_CACHE.with(|cache| cache.borrow().get(&c).copied());
+        let (mapped, len) = match cached {
+            Some(lowered) => lowered,
+            None => {
+                let Some(lowered) = lower_by_python(py, c)? else {
+                    return Ok(false);
+                };
+                let kept = LOWER_CACHE.with(|cache| {
+                    let mut cache = cache.borrow_mut();
+                    (cache.len() < LOWER_CACHE_MAX)
+                        .then(|| cache.insert(c, lowered))
+                        .is_some()
+                });
+                if !kept {
+                    return Ok(false);
+                }
+                lowered
+            }
+        };
+        out.extend_from_slice(&mapped[..len as usize]);
+    }
+    Ok(true)
+}
+
+/// `chr(c).lower()`, asked of Python; None when it is longer than [`Lowered`] holds.
+fn lower_by_python(py: Python<'_>, c: u32) -> PyResult<Option<Lowered>> {
+    // SAFETY: PyUnicode_FromOrdinal returns a new reference, or NULL with an exception set (for
+    // c above 0x10FFFF, which no str holds); lone surrogates are valid ordinals.
+    let ch = unsafe {
+        Bound::from_owned_ptr_or_err(py, ffi::PyUnicode_FromOrdinal(c as std::ffi::c_int))?
+    };
+    let lowered = ch.call_method0(pyo3::intern!(py, "lower"))?;
+    let cps = codepoints(lowered.cast::<PyString>()?)?;
+    if cps.len() > 3 {
+        return Ok(None);
+    }
+    let mut mapped = [0; 3];
+    mapped[..cps.len()].copy_from_slice(&cps);
+    Ok(Some((mapped, cps.len() as u8)))
 }
 
 fn float_threshold(threshold: &Threshold<'_>, what: &str) -> PyResult<f64> {

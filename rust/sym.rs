@@ -20,6 +20,13 @@ pub trait Sym: Copy + Eq + Hash + Ord + Send + Sync + 'static {
 /// scan is O(haystack * needle) at worst, bounded by this length.
 const FIRST_BYTE_SCAN_MAX: usize = 1024;
 
+/// Below this many places a needle can start, `contains` tests each one directly.
+///
+/// Performance notes: on prefix-sharing label pairs (bench_instructions' sample) the first-byte
+/// scan cost ~410 instructions of a ~3,760-instruction `labels_match` call: a memchr call per
+/// occurrence of the first byte and a compare call per hit.
+const FEW_STARTS: usize = 32;
+
 impl Sym for u8 {
     const DIRECT_ALPHABET: usize = 256;
 
@@ -36,9 +43,19 @@ impl Sym for u8 {
             None => true,
             Some(_) if needle.len() > haystack.len() => false,
             Some(&first) if haystack.len() <= FIRST_BYTE_SCAN_MAX => {
-                let last_start = haystack.len() - needle.len();
+                let (m, last_start) = (needle.len(), haystack.len() - needle.len());
+                if last_start < FEW_STARTS {
+                    // Labels of similar length: few places the needle can start, each tested on
+                    // its first and last bytes before a whole compare.
+                    let last = needle[m - 1];
+                    return (0..=last_start).any(|at| {
+                        haystack[at] == first
+                            && haystack[at + m - 1] == last
+                            && haystack[at..at + m] == *needle
+                    });
+                }
                 memchr::memchr_iter(first, &haystack[..=last_start])
-                    .any(|at| &haystack[at..at + needle.len()] == needle)
+                    .any(|at| &haystack[at..at + m] == needle)
             }
             Some(_) => memchr::memmem::find(haystack, needle).is_some(),
         }
@@ -94,5 +111,34 @@ mod tests {
             b"pytest and ruff"
         ));
         assert!(!u8::contains(b"abc", b"abcd"));
+    }
+
+    /// Both search paths (few starts, first-byte scan) against windows compared one by one.
+    #[test]
+    fn narrow_contains_agrees_with_windows() {
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = |bound: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % bound as u64) as usize
+        };
+        for _ in 0..20_000 {
+            let hay: Vec<u8> = (0..next(90)).map(|_| b"abc"[next(3)]).collect();
+            let needle: Vec<u8> = if next(2) == 0 && !hay.is_empty() {
+                // A piece of the haystack, sometimes with one byte changed.
+                let start = next(hay.len());
+                let mut piece = hay[start..start + next(hay.len() - start + 1)].to_vec();
+                if !piece.is_empty() && next(2) == 0 {
+                    let at = next(piece.len());
+                    piece[at] = b"abc"[next(3)];
+                }
+                piece
+            } else {
+                (0..next(12)).map(|_| b"abc"[next(3)]).collect()
+            };
+            let want = needle.is_empty() || hay.windows(needle.len()).any(|w| w == needle);
+            assert_eq!(u8::contains(&hay, &needle), want, "{hay:?} {needle:?}");
+        }
     }
 }
