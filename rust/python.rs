@@ -12,9 +12,9 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyFloat, PyInt, PyList, PyString, PyTuple};
-use rayon::iter::{IndexedParallelIterator, IntoParallelRefIterator, ParallelIterator};
+use rayon::iter::{IntoParallelIterator, IntoParallelRefIterator, ParallelIterator};
 
-use crate::contract::{MatchParams, Reason};
+use crate::contract::{MatchParams, PairDecider, Reason};
 use crate::error::Error;
 use crate::matcher::{self, ratio_of, ratio_with, BSide, Matcher};
 use crate::text::{Query, Text};
@@ -233,8 +233,9 @@ fn label_str<'py>(label: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyString>> {
     label.str()
 }
 
-/// The normalised label as the core stores it: ASCII in Rust, anything else lower-cased by Python's
-/// own `str.lower()` (exact for the running interpreter's Unicode database), then collapsed in Rust.
+/// The normalised label as the core stores it: lower-cased in Rust below 256, above it as Python
+/// lower-cases each code point (`lower_wide`; exact for the running interpreter's Unicode database),
+/// then collapsed in Rust.
 fn normalised(label: &Bound<'_, PyAny>) -> PyResult<Text> {
     normalise_str(&label_str(label)?)
 }
@@ -1206,20 +1207,30 @@ fn for_each_label<'py>(
     mut f: impl FnMut(Bound<'py, PyString>) -> PyResult<()>,
 ) -> PyResult<()> {
     if let Ok(list) = seq.cast::<PyList>() {
-        let n = list.len();
-        for i in 0..n {
-            if i + PREFETCH_AHEAD < n {
-                // SAFETY: a borrowed item of a list we hold, only used as an address to prefetch.
-                prefetch_object(unsafe {
-                    ffi::PyList_GetItem(list.as_ptr(), (i + PREFETCH_AHEAD) as ffi::Py_ssize_t)
-                });
-            }
-            f(label_str(&list.get_item(i)?)?)?;
-        }
-        return Ok(());
+        return for_each_label_in(list, 0..list.len(), f);
     }
     for item in seq.try_iter()? {
         f(label_str(&item?)?)?;
+    }
+    Ok(())
+}
+
+/// `for_each_label` over the items `range` of `list` (an IndexError if the list gets shorter).
+fn for_each_label_in<'py>(
+    list: &Bound<'py, PyList>,
+    range: std::ops::Range<usize>,
+    mut f: impl FnMut(Bound<'py, PyString>) -> PyResult<()>,
+) -> PyResult<()> {
+    for i in range.clone() {
+        // The live length: a label's __str__ may run any code, shortening the list included (an
+        // out-of-range PyList_GetItem would leave an IndexError set).
+        if i + PREFETCH_AHEAD < list.len().min(range.end) {
+            // SAFETY: a borrowed item of a list we hold, only used as an address to prefetch.
+            prefetch_object(unsafe {
+                ffi::PyList_GetItem(list.as_ptr(), (i + PREFETCH_AHEAD) as ffi::Py_ssize_t)
+            });
+        }
+        f(label_str(&list.get_item(i)?)?)?;
     }
     Ok(())
 }
@@ -1388,62 +1399,120 @@ impl AsciiRef {
     }
 }
 
-/// A label as the GIL-free phase of a batch reads it: an ASCII str's own bytes (normalised there,
-/// in parallel), or a label normalised with the GIL (anything else: Python lower-cases it).
-enum LabelView {
-    Ascii(AsciiRef),
-    Normalised(Text),
-}
-
-/// The labels of `seq` (coerced as `str(label or "")`) as views, and the strs they point into.
+/// A batch's labels as read with the GIL held, for its GIL-free phase: byte strings back to back
+/// in one buffer (ASCII labels as they are, to be normalised by whichever thread decides them;
+/// other labels below 256 normalised), wider labels normalised, apart.
 ///
-/// Performance notes: normalising in the GIL-holding loop was most of a batch call (~0.7 us a
-/// label against 0.2 us a pair for the decisions on two cores); now that loop only finds each
-/// str's bytes, and normalising moves into the parallel phase, into reused buffers.
-fn label_views<'py>(
-    seq: &Bound<'py, PyAny>,
-) -> PyResult<(Vec<Bound<'py, PyString>>, Vec<LabelView>)> {
-    let (mut strs, mut views) = (Vec::new(), Vec::new());
-    for_each_label(seq, |s| {
-        views.push(match utf8_of(&s) {
-            Some(utf8) if utf8.is_ascii() => LabelView::Ascii(AsciiRef::of(utf8)),
-            _ => LabelView::Normalised(normalise_str(&s)?),
-        });
-        strs.push(s);
-        Ok(())
-    })?;
-    Ok((strs, views))
+/// Performance notes: the strs of a large batch lie scattered in memory and each one misses the
+/// cache. This loop used to keep pointers into the strs for the parallel phase, which then missed
+/// the cache on every str a second time (perf: normalising there was ~25% of `match_pairs`, the
+/// pointer loop ~24%); it now copies each label while it is in the cache, and keeps no reference
+/// to the strs. Normalising ASCII labels here as well left this (GIL-holding) loop with twice the
+/// deciding threads' work in a pipelined call, so that stays with the deciding threads.
+#[derive(Default)]
+struct LabelBatch {
+    bytes: Vec<u8>,
+    wide: Vec<Text>,
+    views: Vec<LabelView>,
 }
 
-/// Per-thread state for deciding pairs of `LabelView`s without allocating.
+/// Where a label of a [`LabelBatch`] is.
+#[derive(Clone, Copy)]
+enum LabelView {
+    /// An ASCII label as read: a range of the bytes.
+    Ascii(usize, usize),
+    /// A normalised label below 256: a range of the bytes.
+    Normalised(usize, usize),
+    /// A normalised wider label: an index of the wide texts.
+    Wide(usize),
+}
+
+impl LabelBatch {
+    /// The labels of `seq`, coerced as `str(label or "")`.
+    fn of(seq: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let mut labels = LabelBatch::default();
+        for_each_label(seq, |s| labels.push(&s))?;
+        Ok(labels)
+    }
+
+    /// `of` the items `start..end` of `list`.
+    fn of_list_range(list: &Bound<'_, PyList>, start: usize, end: usize) -> PyResult<Self> {
+        let mut labels = LabelBatch::default();
+        for_each_label_in(list, start..end, |s| labels.push(&s))?;
+        Ok(labels)
+    }
+
+    fn push(&mut self, s: &Bound<'_, PyString>) -> PyResult<()> {
+        let start = self.bytes.len();
+        let view = match utf8_of(s) {
+            Some(utf8) if utf8.is_ascii() => {
+                self.bytes.extend_from_slice(utf8);
+                LabelView::Ascii(start, self.bytes.len())
+            }
+            _ => match normalise_str(s)? {
+                Text::Narrow(v) => {
+                    self.bytes.extend_from_slice(&v);
+                    LabelView::Normalised(start, self.bytes.len())
+                }
+                wide => {
+                    self.wide.push(wide);
+                    LabelView::Wide(self.wide.len() - 1)
+                }
+            },
+        };
+        self.views.push(view);
+        Ok(())
+    }
+
+    fn len(&self) -> usize {
+        self.views.len()
+    }
+
+    /// Label `k` normalised, as bytes (in `scratch` for an ASCII one), or None for a wide label.
+    fn normalised<'a>(&'a self, k: usize, scratch: &'a mut Vec<u8>) -> Option<&'a [u8]> {
+        match self.views[k] {
+            LabelView::Ascii(start, end) => {
+                crate::normalise::normalise_ascii(&self.bytes[start..end], scratch);
+                Some(scratch)
+            }
+            LabelView::Normalised(start, end) => Some(&self.bytes[start..end]),
+            LabelView::Wide(_) => None,
+        }
+    }
+
+    /// Label `k` normalised, as a text.
+    fn text(&self, k: usize, scratch: &mut Vec<u8>) -> Text {
+        match self.normalised(k, scratch) {
+            Some(bytes) => Text::Narrow(bytes.to_vec()),
+            None => match self.views[k] {
+                LabelView::Wide(i) => self.wide[i].clone(),
+                _ => unreachable!("only wide labels have no bytes"),
+            },
+        }
+    }
+}
+
+/// One thread's state for deciding pairs of [`LabelBatch`]es without allocating.
 #[derive(Default)]
-struct ViewDecider {
-    decider: crate::contract::PairDecider,
+struct BatchDecider {
+    decider: PairDecider,
     stored: Vec<u8>,
     incoming: Vec<u8>,
 }
 
-impl ViewDecider {
-    fn matches(&mut self, stored: &LabelView, incoming: &LabelView, p: &MatchParams) -> bool {
-        let normalise = |view: &LabelView, out: &mut Vec<u8>| -> Option<Text> {
-            match view {
-                LabelView::Ascii(raw) => {
-                    crate::normalise::normalise_ascii(raw.bytes(), out);
-                    None
-                }
-                LabelView::Normalised(t) => Some(t.clone()),
-            }
+impl BatchDecider {
+    /// `labels_match` of pair `k` of two label batches, as 0 or 1.
+    fn decide(&mut self, a: &LabelBatch, b: &LabelBatch, k: usize, p: &MatchParams) -> u8 {
+        let BatchDecider {
+            decider,
+            stored,
+            incoming,
+        } = self;
+        let matched = match (a.normalised(k, stored), b.normalised(k, incoming)) {
+            (Some(x), Some(y)) => decider.matches_bytes(x, y, p),
+            _ => decider.matches(&a.text(k, stored), &b.text(k, incoming), p),
         };
-        let a = normalise(stored, &mut self.stored);
-        let b = normalise(incoming, &mut self.incoming);
-        match (a, b) {
-            (None, None) => self.decider.matches_bytes(&self.stored, &self.incoming, p),
-            (a, b) => {
-                let a = a.unwrap_or_else(|| Text::Narrow(self.stored.clone()));
-                let b = b.unwrap_or_else(|| Text::Narrow(self.incoming.clone()));
-                self.decider.matches(&a, &b, p)
-            }
-        }
+        matched as u8
     }
 }
 
@@ -1457,31 +1526,108 @@ fn match_pairs<'py>(
     threshold: Threshold<'py>,
     min_chars: i64,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let (_keep_a, a) = label_views(stored)?;
-    let (_keep_b, b) = label_views(incoming)?;
-    if a.len() != b.len() {
-        return Err(to_pyerr(
-            py,
-            Error::InvalidInput(format!(
-                "stored has {} labels but incoming has {}",
-                a.len(),
-                b.len()
-            )),
-        ));
-    }
     let p = MatchParams {
         threshold: float_threshold(&threshold, "threshold")?,
         min_chars: min_chars_of(min_chars),
     };
-    // `_keep_a` and `_keep_b` hold every str the views point into until the decisions are made.
+    let unequal = |a: usize, b: usize| {
+        to_pyerr(
+            py,
+            Error::InvalidInput(format!("stored has {a} labels but incoming has {b}")),
+        )
+    };
+    if let (Ok(a), Ok(b)) = (stored.cast::<PyList>(), incoming.cast::<PyList>()) {
+        if a.len() != b.len() {
+            return Err(unequal(a.len(), b.len()));
+        }
+        if a.len() >= PIPELINE_MIN_PAIRS && rayon::current_num_threads() > 1 {
+            let decided = match_pairs_pipelined(py, a, b, &p)?;
+            return Ok(PyBytes::new(py, &decided));
+        }
+    }
+    let a = LabelBatch::of(stored)?;
+    let b = LabelBatch::of(incoming)?;
+    if a.len() != b.len() {
+        return Err(unequal(a.len(), b.len()));
+    }
     let decided: Vec<u8> = py.detach(|| {
-        a.par_iter()
-            .zip(b.par_iter())
-            .map_init(ViewDecider::default, |d, (x, y)| d.matches(x, y, &p) as u8)
+        (0..a.len())
+            .into_par_iter()
+            .map_init(BatchDecider::default, |d, k| d.decide(&a, &b, k, &p))
             .collect()
     });
     // One byte per decision (0 or 1), for numpy to view as bool without a list of Python objects.
     Ok(PyBytes::new(py, &decided))
+}
+
+/// Pairs `match_pairs` reads and hands to the deciding threads at a time.
+const PIPELINE_CHUNK: usize = 2048;
+
+/// From this many pairs (two lists), `match_pairs` decides while it reads.
+const PIPELINE_MIN_PAIRS: usize = 4 * PIPELINE_CHUNK;
+
+/// `match_pairs` of two equally long lists, decided while they are read: this thread reads and
+/// normalises the labels chunk by chunk (which needs the GIL), the other threads of rayon's pool
+/// size decide the chunks read so far (which does not), and this thread joins them, without the
+/// GIL, once every label is read.
+///
+/// Performance notes: reading a large batch's scattered strs is bound by cache misses (~0.4 us a
+/// pair here) and took as long as deciding the pairs on one core; read first, then decided on all
+/// cores, the call took the sum of the two halves of that; now the reading overlaps the deciding.
+fn match_pairs_pipelined(
+    py: Python<'_>,
+    stored: &Bound<'_, PyList>,
+    incoming: &Bound<'_, PyList>,
+    p: &MatchParams,
+) -> PyResult<Vec<u8>> {
+    type Chunk = (usize, LabelBatch, LabelBatch);
+    let n = stored.len();
+    let workers = rayon::current_num_threads() - 1;
+    let (sender, receiver) = std::sync::mpsc::sync_channel::<Chunk>(2 * workers);
+    let receiver = std::sync::Mutex::new(receiver);
+    // Decide chunks until the channel is closed and empty.
+    let decide_chunks = || -> Vec<(usize, Vec<u8>)> {
+        let mut d = BatchDecider::default();
+        let mut decided = Vec::new();
+        loop {
+            let next = match receiver.lock() {
+                Ok(receiver) => receiver.recv(),
+                Err(_) => return decided,
+            };
+            let Ok((at, a, b)) = next else {
+                return decided;
+            };
+            let out = (0..a.len()).map(|k| d.decide(&a, &b, k, p));
+            decided.push((at, out.collect()));
+        }
+    };
+    std::thread::scope(|scope| -> PyResult<Vec<u8>> {
+        let handles: Vec<_> = (0..workers).map(|_| scope.spawn(decide_chunks)).collect();
+        let read = (|| -> PyResult<()> {
+            for start in (0..n).step_by(PIPELINE_CHUNK) {
+                let end = (start + PIPELINE_CHUNK).min(n);
+                let a = LabelBatch::of_list_range(stored, start, end)?;
+                let b = LabelBatch::of_list_range(incoming, start, end)?;
+                if sender.send((start, a, b)).is_err() {
+                    break;
+                }
+            }
+            Ok(())
+        })();
+        drop(sender);
+        let mut chunks = py.detach(decide_chunks);
+        for handle in handles {
+            chunks.extend(handle.join().map_err(|_| {
+                to_pyerr(py, Error::InvalidInput("a deciding thread failed".into()))
+            })?);
+        }
+        read?;
+        let mut decided = vec![0u8; n];
+        for (at, out) in chunks {
+            decided[at..at + out.len()].copy_from_slice(&out);
+        }
+        Ok(decided)
+    })
 }
 
 /// The exact ratio matrix `ratio(queries[i], choices[j])` as native-endian f64 bytes, row-major;

@@ -187,6 +187,43 @@ def test_match_pairs_and_match_first(pairs: list[tuple[str, str]], threshold: fl
         )
 
 
+def _pipelined_pairs() -> tuple[list[object], list[object]]:
+    """Over 8,192 pairs (the lists `match_pairs` decides while reading): near-duplicates, non-ASCII
+    and wide labels, and non-str labels, coerced as `str(label or "")`."""
+    labels: list[object] = list(corpus(11, 20_001))
+    for k in range(0, len(labels), 997):
+        labels[k] = [None, 0, 17, b"x", "Ναυτικός ΟΔΟΣ", "\ud800 lone", "ẞtraße İstanbul"][k % 7]
+    return labels[:-1], labels[1:]
+
+
+def test_match_pairs_decided_while_read_agrees() -> None:
+    # Lists of this size take the pipelined path; tuples (straight into the core) the read-then-decide
+    # one, whose answers the hypothesis test above checks against the reference.
+    from memdedup import _core
+
+    stored, incoming = _pipelined_pairs()
+    got = batch.match_pairs(stored, incoming)
+    assert len(stored) >= 4 * 2048
+    whole = np.frombuffer(_core.match_pairs(tuple(stored), tuple(incoming)), dtype=bool)
+    assert got.tolist() == whole.tolist()
+    assert 0 < got.sum() < len(got)
+    for k in range(0, len(stored), 41):
+        assert got[k] == _reference.labels_match(stored[k], incoming[k]), k
+
+
+def test_match_pairs_decided_while_read_survives_a_list_changing() -> None:
+    stored, incoming = _pipelined_pairs()
+
+    class Shrinks:
+        def __str__(self) -> str:
+            del incoming[100:]
+            return "shrinks"
+
+    stored[5000] = Shrinks()
+    with pytest.raises(IndexError):
+        batch.match_pairs(stored, incoming)
+
+
 def test_match_pairs_length_mismatch() -> None:
     with pytest.raises(InvalidInputError):
         batch.match_pairs(["a"], ["a", "b"])
@@ -223,11 +260,12 @@ def test_results_do_not_depend_on_thread_count() -> None:
     import sys
 
     code = (
-        "import json,sys; sys.path.insert(0, 'tests'); from test_batch import corpus;"
+        "import json,sys; sys.path.insert(0, 'tests'); from test_batch import corpus, _pipelined_pairs;"
         "from memdedup import batch;"
         "labels = corpus(7, 400);"
         "print(json.dumps([batch.replay(labels).canonical.tolist(), batch.join(labels).tolist(),"
-        " batch.match_pairs(labels[:-1], labels[1:]).tolist()]))"
+        " batch.match_pairs(labels[:-1], labels[1:]).tolist(),"
+        " batch.match_pairs(*_pipelined_pairs()).tolist()]))"
     )
     outputs = set()
     for threads in ("1", "2", "5"):

@@ -1,8 +1,9 @@
 """Large-batch dedup: one-vs-many, pair decisions, replay of a store's writes, all-pairs join, clusters.
 
 Every function gives, for every pair it decides, the answer :func:`memdedup.labels_match` gives (the
-earlier label is the stored one). The work runs in the Rust core without the GIL, in parallel across
-cores (rayon; ``RAYON_NUM_THREADS`` sizes the pool); thread counts never change a result. Under
+earlier label is the stored one). The decisions run in the Rust core without the GIL (reading the Python
+labels holds it), in parallel across cores (rayon; ``RAYON_NUM_THREADS`` sizes the pool); thread counts
+never change a result. Under
 ``MEMDEDUP_IMPLEMENTATION=python`` the same functions run on the pure-Python reference.
 """
 
@@ -70,14 +71,27 @@ def match_pairs(
     threshold: float = DEDUP_SIMILARITY_THRESHOLD,
     min_chars: int = DEDUP_SUBSUME_MIN_CHARS,
 ) -> np.ndarray:
-    """``labels_match(stored[k], incoming[k])`` for every k, as a numpy bool array."""
+    """``labels_match(stored[k], incoming[k])`` for every k, as a numpy bool array.
+
+    Reading the labels needs the GIL and deciding them does not: from 8,192 pairs the decisions start
+    on the pool's other threads while this one still reads, and this one joins them, without the GIL,
+    once every label is read. A label's ``__str__`` that changes the lists raises ``IndexError``.
+    """
     threshold = _check_threshold(threshold)
     if len(stored) != len(incoming):
         raise InvalidInputError(f"stored has {len(stored)} labels but incoming has {len(incoming)}")
-    decided = _impl.match_pairs(list(stored), list(incoming), threshold=threshold, min_chars=min_chars)
+    # Lists go as they are: copying one touches every str (a cache miss each in a large batch),
+    # as many times again as the decisions' own reading of them.
+    decided = _impl.match_pairs(
+        _as_list(stored), _as_list(incoming), threshold=threshold, min_chars=min_chars
+    )
     if isinstance(decided, bytes):  # the Rust core: one 0/1 byte per pair
         return np.frombuffer(decided, dtype=bool).copy()
     return np.asarray(decided, dtype=bool)
+
+
+def _as_list(labels: Sequence[Any]) -> list[Any]:
+    return labels if isinstance(labels, list) else list(labels)
 
 
 def _choices(choices: Sequence[str] | Mapping[Hashable, str]) -> tuple[list[Hashable], list[str]]:
