@@ -376,6 +376,17 @@ fn ratio(
 ) -> PyResult<f64> {
     let (sa, sb) = (exact_str(a, "a")?, exact_str(b, "b")?);
     let fast = with_scratch(|s| {
+        // ASCII strs (most labels): matched on their own bytes, which `rebuild` and `set_a` copy
+        // anyway, not on copies of them.
+        if let (Some(ua), Some(ub)) = (utf8_of(sa), utf8_of(sb)) {
+            if ua.is_ascii() && ub.is_ascii() {
+                if ua.len() + ub.len() >= DETACH_MIN_WORK {
+                    return Ok(None);
+                }
+                let (m, side) = (&mut s.matcher, &mut s.side);
+                return Ok(Some(ratio_with(m, side, ua, ub, autojunk)));
+            }
+        }
         let narrow = narrow_into(sa, &mut s.codepoints, &mut s.a)?
             && narrow_into(sb, &mut s.codepoints, &mut s.b)?;
         if !narrow {
