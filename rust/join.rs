@@ -2010,20 +2010,7 @@ fn join_distinct(
 mod tests {
     use super::*;
 
-    /// xorshift64*: a deterministic generator for the tests (no dependencies).
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n.max(1) as u64) as usize
-        }
-    }
+    use crate::test_rng::Rng;
 
     /// A random label over `alphabet` of `len` code points.
     fn word(rng: &mut Rng, alphabet: &[u32], len: usize) -> Vec<u32> {

@@ -15,6 +15,8 @@ pub mod join;
 pub mod matcher;
 pub mod normalise;
 pub mod sym;
+#[cfg(test)]
+mod test_rng;
 pub mod text;
 
 #[cfg(feature = "python")]

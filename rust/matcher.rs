@@ -2236,19 +2236,7 @@ mod tests {
         windows
     }
 
-    /// A small deterministic generator (xorshift), so the test needs no dependency.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n.max(1) as u64) as usize
-        }
-    }
+    use crate::test_rng::Rng;
 
     /// Remapped to bytes, wide sequences give difflib's answers on the code points, or refuse
     /// (more than 255 distinct elements in `b`).

@@ -298,13 +298,8 @@ mod tests {
     #[test]
     fn vector_path_agrees_with_the_rule() {
         let alphabet = b"aZz .!\t\x1c\x01\xc3Q";
-        let mut state = 0x853C_49E6_748F_EA9Bu64;
-        let mut next = |n: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % n as u64) as usize
-        };
+        let mut rng = crate::test_rng::Rng(0x853C_49E6_748F_EA9B);
+        let mut next = |n: usize| rng.below(n);
         for _ in 0..40_000 {
             let len = next(50);
             let s: Vec<u8> = (0..len)
