@@ -78,10 +78,20 @@ fn load_codepoints(s: &Bound<'_, PyString>, buf: &mut Vec<u32>) -> PyResult<()> 
 /// caches any other string's (as every `PyUnicode_AsUTF8AndSize` caller makes it do). None for a
 /// string with lone surrogates, which has no UTF-8. The bytes live as long as `s`.
 fn utf8_of<'a>(s: &'a Bound<'_, PyString>) -> Option<&'a [u8]> {
+    // SAFETY: `s` is a live str, borrowed for 'a.
+    unsafe { utf8_of_ptr(s.as_ptr()) }
+}
+
+/// `utf8_of` a str by pointer.
+///
+/// # Safety
+/// `s` must point to a live `str` that stays alive (and is not freed by any Python code) for 'a.
+unsafe fn utf8_of_ptr<'a>(s: *mut ffi::PyObject) -> Option<&'a [u8]> {
     let mut size: ffi::Py_ssize_t = 0;
-    // SAFETY: `s` is a live str; the returned buffer belongs to it and outlives the borrow 'a.
+    // SAFETY: the caller's promise; the returned buffer belongs to the str. CPython builds a non-ASCII
+    // str's UTF-8 with PyObject_Malloc, which runs no Python code.
     unsafe {
-        let ptr = ffi::PyUnicode_AsUTF8AndSize(s.as_ptr(), &mut size);
+        let ptr = ffi::PyUnicode_AsUTF8AndSize(s, &mut size);
         if ptr.is_null() {
             ffi::PyErr_Clear();
             return None;
@@ -1446,10 +1456,49 @@ impl LabelBatch {
         Ok(labels)
     }
 
-    /// `of` the items `start..end` of `list`.
+    /// `of` the items `start..end` of `list` (an IndexError if the list gets shorter).
+    ///
+    /// Performance notes: an ASCII str is read through the list's borrowed reference: taking and
+    /// dropping references (two each, through `label_str`) were function calls that also wrote to
+    /// every str's header, in a loop bound by reading those headers.
     fn of_list_range(list: &Bound<'_, PyList>, start: usize, end: usize) -> PyResult<Self> {
+        let py = list.py();
         let mut labels = LabelBatch::default();
-        for_each_label_in(list, start..end, |s| labels.push(&s))?;
+        for i in start..end {
+            // The live length: a label's __str__ may run any code, shortening the list included.
+            let live = list.len().min(end);
+            if i + PREFETCH_AHEAD < live {
+                // SAFETY: a borrowed item of a list we hold, only used as an address to prefetch.
+                prefetch_object(unsafe {
+                    ffi::PyList_GetItem(list.as_ptr(), (i + PREFETCH_AHEAD) as ffi::Py_ssize_t)
+                });
+            }
+            // SAFETY: `list` is a list we hold; NULL (with an IndexError set) past its end.
+            let item = unsafe { ffi::PyList_GetItem(list.as_ptr(), i as ffi::Py_ssize_t) };
+            if item.is_null() {
+                return Err(PyErr::fetch(py));
+            }
+            // SAFETY: a live item, exact str checked; the list keeps it alive while no Python code
+            // runs, and none does until its bytes are copied.
+            let ascii = unsafe {
+                ffi::PyUnicode_CheckExact(item) != 0
+                    && utf8_of_ptr(item).is_some_and(|utf8| {
+                        let ascii = utf8.is_ascii();
+                        if ascii {
+                            let at = labels.bytes.len();
+                            labels.bytes.extend_from_slice(utf8);
+                            labels.views.push(LabelView::Ascii(at, labels.bytes.len()));
+                        }
+                        ascii
+                    })
+            };
+            if !ascii {
+                // Anything else may run Python code: with a reference of our own.
+                // SAFETY: a live item of the list (see above).
+                let item = unsafe { Bound::from_borrowed_ptr(py, item) };
+                labels.push(&label_str(&item)?)?;
+            }
+        }
         Ok(labels)
     }
 
