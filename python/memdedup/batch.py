@@ -3,8 +3,8 @@
 Every function gives, for every pair it decides, the answer :func:`memdedup.labels_match` gives (the
 earlier label is the stored one). The decisions run in the Rust core without the GIL (reading the Python
 labels holds it), in parallel across cores (rayon; ``RAYON_NUM_THREADS`` sizes the pool); thread counts
-never change a result. Under
-``MEMDEDUP_IMPLEMENTATION=python`` the same functions run on the pure-Python reference.
+never change a result. Under ``MEMDEDUP_IMPLEMENTATION=python`` the same functions run on the pure-Python
+reference.
 """
 
 from __future__ import annotations
