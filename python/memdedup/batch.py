@@ -75,7 +75,8 @@ def match_pairs(
 
     Reading the labels needs the GIL and deciding them does not: from 8,192 pairs the decisions start
     on the pool's other threads while this one still reads, and this one joins them, without the GIL,
-    once every label is read. A label's ``__str__`` that changes the lists raises ``IndexError``.
+    once every label is read. In the Rust core a label's ``__str__`` that shortens the lists raises
+    ``IndexError``.
     """
     threshold = _check_threshold(threshold)
     if len(stored) != len(incoming):
