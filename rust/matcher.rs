@@ -1137,31 +1137,9 @@ impl Matcher {
         bhi: usize,
         mut f: impl FnMut(&Self, usize),
     ) {
-        // Position lists (difflib's own b2j) when only indexed pairs count, or when `b` has no
-        // bitsets. Byte strings on x86_64 reach here only when all indexed and compare bytes
-        // instead (one call site of `f`, so the label searches inline it).
-        let by_positions = !b.all_indexed || !b.has_bits;
-        #[cfg(target_arch = "x86_64")]
-        let by_positions = by_positions && T::DIRECT_ALPHABET != 256;
-        if T::DIRECT_ALPHABET == 0 {
-            // Ids (lines, wide text): positions or bitsets through one call site of `f`, so the
-            // anchor search inlines it (with two it did not: a wide `get_close_matches` took 6%
-            // more instructions under callgrind).
-            let mut hits = RowHits::new(self, b, r, blo, bhi, by_positions);
-            while let Some(j) = hits.next(b, blo, bhi) {
-                f(self, j);
-            }
-            return;
-        }
-        if by_positions {
-            let (start, end) = b.range_in(self.a_ids[r], blo, bhi);
-            for &j in &b.positions[start..end] {
-                f(self, j as usize);
-            }
-            return;
-        }
         #[cfg(target_arch = "x86_64")]
         if T::DIRECT_ALPHABET == 256 {
+            // Byte strings reach here only when all indexed: compared 16 columns a step.
             debug_assert!(b.all_indexed);
             use std::arch::x86_64::*;
             let bytes = &b.bytes[FRONT_PAD..];
@@ -1187,16 +1165,13 @@ impl Matcher {
             }
             return;
         }
-        let id = self.a_ids[r];
-        if id == NONE {
-            return;
-        }
-        for w in blo / 64..=(bhi - 1) / 64 {
-            let mut bits = b.bit_word(id as usize, w) & window_mask(w, blo, bhi);
-            while bits != 0 {
-                f(self, w * 64 + bits.trailing_zeros() as usize);
-                bits &= bits - 1;
-            }
+        // Position lists (difflib's own b2j) when only indexed pairs count, or when `b` has no
+        // bitsets; else the bitsets. One call site of `f`, so the anchor search inlines it (with
+        // two it did not: a wide `get_close_matches` took 6% more instructions under callgrind).
+        let by_positions = !b.all_indexed || !b.has_bits;
+        let mut hits = RowHits::new(self, b, r, blo, bhi, by_positions);
+        while let Some(j) = hits.next(b, blo, bhi) {
+            f(self, j);
         }
     }
 

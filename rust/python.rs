@@ -1242,6 +1242,22 @@ fn for_each_label_in<'py>(
     range: std::ops::Range<usize>,
     mut f: impl FnMut(Bound<'py, PyString>) -> PyResult<()>,
 ) -> PyResult<()> {
+    each_list_item(list, range, |item| {
+        // SAFETY: a live item of the list; this takes a reference of our own.
+        f(label_str(&unsafe {
+            Bound::from_borrowed_ptr(list.py(), item)
+        })?)
+    })
+}
+
+/// Call `f` with each item of `list` in `range`, borrowed (an IndexError if the list gets
+/// shorter), with items a few places ahead prefetched. An item stays alive while `f` runs no
+/// Python code; `f` takes a reference of its own before it runs any.
+fn each_list_item(
+    list: &Bound<'_, PyList>,
+    range: std::ops::Range<usize>,
+    mut f: impl FnMut(*mut ffi::PyObject) -> PyResult<()>,
+) -> PyResult<()> {
     for i in range.clone() {
         // The live length: a label's __str__ may run any code, shortening the list included (an
         // out-of-range PyList_GetItem would leave an IndexError set).
@@ -1251,7 +1267,12 @@ fn for_each_label_in<'py>(
                 ffi::PyList_GetItem(list.as_ptr(), (i + PREFETCH_AHEAD) as ffi::Py_ssize_t)
             });
         }
-        f(label_str(&list.get_item(i)?)?)?;
+        // SAFETY: `list` is a list we hold; NULL (with an IndexError set) past its end.
+        let item = unsafe { ffi::PyList_GetItem(list.as_ptr(), i as ffi::Py_ssize_t) };
+        if item.is_null() {
+            return Err(PyErr::fetch(list.py()));
+        }
+        f(item)?;
     }
     Ok(())
 }
@@ -1462,63 +1483,49 @@ impl LabelBatch {
     /// dropping references (two each, through `label_str`) were function calls that also wrote to
     /// every str's header, in a loop bound by reading those headers.
     fn of_list_range(list: &Bound<'_, PyList>, start: usize, end: usize) -> PyResult<Self> {
-        let py = list.py();
         let mut labels = LabelBatch::default();
-        for i in start..end {
-            // The live length: a label's __str__ may run any code, shortening the list included.
-            let live = list.len().min(end);
-            if i + PREFETCH_AHEAD < live {
-                // SAFETY: a borrowed item of a list we hold, only used as an address to prefetch.
-                prefetch_object(unsafe {
-                    ffi::PyList_GetItem(list.as_ptr(), (i + PREFETCH_AHEAD) as ffi::Py_ssize_t)
-                });
-            }
-            // SAFETY: `list` is a list we hold; NULL (with an IndexError set) past its end.
-            let item = unsafe { ffi::PyList_GetItem(list.as_ptr(), i as ffi::Py_ssize_t) };
-            if item.is_null() {
-                return Err(PyErr::fetch(py));
-            }
+        each_list_item(list, start..end, |item| {
             // SAFETY: a live item, exact str checked; the list keeps it alive while no Python code
             // runs, and none does until its bytes are copied.
-            let ascii = unsafe {
-                ffi::PyUnicode_CheckExact(item) != 0
-                    && utf8_of_ptr(item).is_some_and(|utf8| {
-                        let ascii = utf8.is_ascii();
-                        if ascii {
-                            let at = labels.bytes.len();
-                            labels.bytes.extend_from_slice(utf8);
-                            labels.views.push(LabelView::Ascii(at, labels.bytes.len()));
-                        }
-                        ascii
-                    })
+            let utf8 = unsafe {
+                (ffi::PyUnicode_CheckExact(item) != 0)
+                    .then(|| utf8_of_ptr(item))
+                    .flatten()
             };
-            if !ascii {
+            match utf8 {
+                Some(utf8) if utf8.is_ascii() => labels.push_ascii(utf8),
                 // Anything else may run Python code: with a reference of our own.
                 // SAFETY: a live item of the list (see above).
-                let item = unsafe { Bound::from_borrowed_ptr(py, item) };
-                labels.push(&label_str(&item)?)?;
+                _ => labels.push(&label_str(&unsafe {
+                    Bound::from_borrowed_ptr(list.py(), item)
+                })?)?,
             }
-        }
+            Ok(())
+        })?;
         Ok(labels)
     }
 
-    fn push(&mut self, s: &Bound<'_, PyString>) -> PyResult<()> {
+    fn push_ascii(&mut self, utf8: &[u8]) {
         let start = self.bytes.len();
-        let view = match utf8_of(s) {
-            Some(utf8) if utf8.is_ascii() => {
-                self.bytes.extend_from_slice(utf8);
-                LabelView::Ascii(start, self.bytes.len())
+        self.bytes.extend_from_slice(utf8);
+        self.views.push(LabelView::Ascii(start, self.bytes.len()));
+    }
+
+    fn push(&mut self, s: &Bound<'_, PyString>) -> PyResult<()> {
+        if let Some(utf8) = utf8_of(s).filter(|utf8| utf8.is_ascii()) {
+            self.push_ascii(utf8);
+            return Ok(());
+        }
+        let start = self.bytes.len();
+        let view = match normalise_str(s)? {
+            Text::Narrow(v) => {
+                self.bytes.extend_from_slice(&v);
+                LabelView::Normalised(start, self.bytes.len())
             }
-            _ => match normalise_str(s)? {
-                Text::Narrow(v) => {
-                    self.bytes.extend_from_slice(&v);
-                    LabelView::Normalised(start, self.bytes.len())
-                }
-                wide => {
-                    self.wide.push(wide);
-                    LabelView::Wide(self.wide.len() - 1)
-                }
-            },
+            wide => {
+                self.wide.push(wide);
+                LabelView::Wide(self.wide.len() - 1)
+            }
         };
         self.views.push(view);
         Ok(())
@@ -1633,7 +1640,8 @@ const PIPELINE_MIN_PAIRS: usize = 4 * PIPELINE_CHUNK;
 ///
 /// Performance notes: reading a large batch's scattered strs is bound by cache misses and took
 /// about as long as deciding its pairs on one core (perf); read first and then decided on two
-/// cores, 188,479 real prefix pairs took 1.0-1.3 us a pair, and 0.35-0.65 decided while read.
+/// cores, 188,479 real prefix pairs took 1.1-1.3 us a pair after the first call, and 0.34-0.48
+/// decided while read (the final build, in-process runs and bench_batch.py).
 fn match_pairs_pipelined(
     py: Python<'_>,
     stored: &Bound<'_, PyList>,
