@@ -111,6 +111,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
+use crate::bounds::{fold, m_min, scatter, Lcs};
 use crate::contract::{self, MatchParams};
 use crate::matcher::{ratio_of, BSide, Matcher};
 use crate::sym::Sym;
@@ -467,28 +468,6 @@ impl Order {
 
 // ---------------------------------------------------------------------------------------------
 // Bounds
-
-/// The least `M` in `0..=L/2` with `ratio_of(M, L) >= t` (None: no `M` reaches `t`). `M` can be at
-/// most `min(la, lb) <= L / 2`, and `ratio_of` is monotone in `M`, so the answer is a threshold.
-fn m_min(length: usize, t: f64) -> Option<usize> {
-    let top = length / 2;
-    if !(ratio_of(top, length) >= t) {
-        return None;
-    }
-    let guess = (t * length as f64 / 2.0).ceil();
-    let mut m = if guess.is_finite() && guess > 0.0 {
-        (guess as usize).min(top)
-    } else {
-        0
-    };
-    while m > 0 && ratio_of(m - 1, length) >= t {
-        m -= 1;
-    }
-    while !(ratio_of(m, length) >= t) {
-        m += 1;
-    }
-    Some(m)
-}
 
 /// `tau(L)`: the least q-gram token overlap of two labels of total length `L` whose ratio reaches
 /// `t` (None: the ratio cannot reach `t` at this total length).
@@ -1122,12 +1101,6 @@ impl Counts {
 /// Buckets of the character histogram bound.
 const BUCKETS: usize = 32;
 
-/// A code point above ASCII, scattered (so that texts in other scripts spread over the buckets).
-#[inline]
-fn scatter(c: u32) -> usize {
-    (c.wrapping_mul(0x9E37_79B1) >> 16) as usize
-}
-
 /// The histogram bucket of a code point: each lower-case ASCII letter, the space and the digits get
 /// their own, other ASCII shares four, and other code points are scattered over all 32. Any
 /// mapping keeps the bound (see [`hist_overlap`]).
@@ -1327,138 +1300,6 @@ unsafe fn coarse_filter_run_avx2(x: Hists, ys: HistRun, need: usize, hits: &mut 
         }
     }
     n
-}
-
-/// A code point folded to a byte for the LCS bound: itself below 256 (so narrow labels keep their
-/// bytes), else one of 128..256 by a scatter. Equal elements fold equally, so a common subsequence
-/// of two labels folds to one of their folded forms: `LCS(fold x, fold y) >= LCS(x, y) >= M`.
-#[inline]
-fn fold(c: u32) -> u8 {
-    if c < 256 {
-        c as u8
-    } else {
-        128 + (scatter(c) % 128) as u8
-    }
-}
-
-/// Bit-parallel LCS length (Allison-Dix / Hyyrö): `a` as a bit pattern per byte value, then one
-/// add-and-or step per element of `b`. difflib's matching blocks are disjoint and increasing in
-/// both labels, so they form a common subsequence: `LCS >= M`, an upper bound on `M`.
-#[derive(Default)]
-struct Lcs {
-    peq: Vec<u64>,
-    words: usize,
-    pattern: Vec<u8>,
-    key: Option<u32>,
-    v: Vec<u64>,
-}
-
-impl Lcs {
-    fn set_pattern(&mut self, a: &[u8], key: u32) {
-        if self.key == Some(key) {
-            return;
-        }
-        for &c in &self.pattern {
-            let row = c as usize * self.words;
-            self.peq[row..row + self.words].fill(0);
-        }
-        self.words = a.len().div_ceil(64).max(1);
-        if self.peq.len() < 256 * self.words {
-            self.peq.clear();
-            self.peq.resize(256 * self.words, 0);
-        }
-        // Rows of the previous width may hold bits at other offsets: they were cleared above.
-        self.pattern.clear();
-        self.pattern.extend_from_slice(a);
-        for (i, &c) in a.iter().enumerate() {
-            self.peq[c as usize * self.words + i / 64] |= 1 << (i % 64);
-        }
-        self.key = Some(key);
-    }
-
-    /// Whether `LCS(pattern, b) >= need`. After `k` elements of `b` the LCS of the prefix is known
-    /// (it never falls as `b` grows, and each further element adds at most one), so the answer is
-    /// settled early once that LCS reaches `need`, or once it plus the elements left cannot.
-    fn at_least(&mut self, b: &[u8], need: usize) -> bool {
-        let (w, m) = (self.words, self.pattern.len());
-        if need > m.min(b.len()) {
-            return false;
-        }
-        const STRIDE: usize = 16;
-        // Zero bits among the low m bits of V are the LCS so far (carries only move upwards, so
-        // bits at or above m never reach them).
-        let settled = |lcs: usize, done: usize| -> Option<bool> {
-            if lcs >= need {
-                Some(true)
-            } else if lcs + (b.len() - done) < need {
-                Some(false)
-            } else {
-                None
-            }
-        };
-        match w {
-            1 => {
-                let mask = if m == 64 { !0 } else { (1u64 << m) - 1 };
-                let mut v = !0u64;
-                for (k, chunk) in b.chunks(STRIDE).enumerate() {
-                    for &c in chunk {
-                        let u = v & self.peq[c as usize];
-                        v = v.wrapping_add(u) | (v - u);
-                    }
-                    let lcs = m - (v & mask).count_ones() as usize;
-                    if let Some(r) = settled(lcs, k * STRIDE + chunk.len()) {
-                        return r;
-                    }
-                }
-                false
-            }
-            2 => {
-                let mask = if m == 128 { !0 } else { (1u128 << m) - 1 };
-                let mut v = !0u128;
-                for (k, chunk) in b.chunks(STRIDE).enumerate() {
-                    for &c in chunk {
-                        let row = 2 * c as usize;
-                        let x = self.peq[row] as u128 | (self.peq[row + 1] as u128) << 64;
-                        let u = v & x;
-                        v = v.wrapping_add(u) | (v - u);
-                    }
-                    let lcs = m - (v & mask).count_ones() as usize;
-                    if let Some(r) = settled(lcs, k * STRIDE + chunk.len()) {
-                        return r;
-                    }
-                }
-                false
-            }
-            _ => {
-                self.v.clear();
-                self.v.resize(w, !0);
-                for (k, chunk) in b.chunks(STRIDE).enumerate() {
-                    for &c in chunk {
-                        let row = &self.peq[c as usize * w..(c as usize + 1) * w];
-                        let mut carry = false;
-                        for (v, &x) in self.v.iter_mut().zip(row) {
-                            let u = *v & x;
-                            let (s1, c1) = v.overflowing_add(u);
-                            let (s2, c2) = s1.overflowing_add(carry as u64);
-                            carry = c1 || c2;
-                            // u is a subset of v, so v - u borrows nothing.
-                            *v = s2 | (*v - u);
-                        }
-                    }
-                    let mut ones = 0usize;
-                    for (k, &v) in self.v.iter().enumerate() {
-                        let valid = m.saturating_sub(k * 64).min(64);
-                        let mask = if valid == 64 { !0 } else { (1u64 << valid) - 1 };
-                        ones += (v & mask).count_ones() as usize;
-                    }
-                    if let Some(r) = settled(m - ones, k * STRIDE + chunk.len()) {
-                        return r;
-                    }
-                }
-                false
-            }
-        }
-    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@
 #![allow(clippy::neg_cmp_op_on_partial_ord)]
 
 pub mod batch;
+pub mod bounds;
 pub mod contract;
 pub mod error;
 pub mod join;

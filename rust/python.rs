@@ -14,6 +14,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyFloat, PyInt, PyList, PyString, PyTuple};
 use rayon::iter::{IntoParallelIterator, IntoParallelRefIterator, ParallelIterator};
 
+use crate::bounds::{fold, m_min, Lcs};
 use crate::contract::{MatchParams, PairDecider, Reason};
 use crate::error::Error;
 use crate::matcher::{self, ratio_of, ratio_with, BSide, Matcher};
@@ -197,6 +198,10 @@ fn codepoints(s: &Bound<'_, PyString>) -> PyResult<Vec<u32>> {
 }
 
 fn text_of(s: &Bound<'_, PyString>) -> PyResult<Text> {
+    // An ASCII str's bytes are its code points: one copy, no UTF-32 detour.
+    if let Some(utf8) = utf8_of(s).filter(|u| u.is_ascii()) {
+        return Ok(Text::Narrow(utf8.to_vec()));
+    }
     Ok(Text::from_codepoints(&codepoints(s)?))
 }
 
@@ -687,7 +692,12 @@ fn match_first(
 /// every possibility whose `real_quick_ratio`, `quick_ratio` and `ratio` (possibility first, as difflib's
 /// `set_seq1(x)` with `set_seq2(word)`) all reach `cutoff`, in input order. The word is indexed once;
 /// candidates are decided in parallel without the GIL; the exact ratio is computed only for candidates
-/// the early-stopping threshold test accepts.
+/// the early-stopping threshold test accepts. None when some possibility is not an exact `str` (a
+/// subclass may redefine what difflib reads of it): the caller then runs difflib's own loop.
+///
+/// Performance notes: the caller used to check the types first (`set(map(type, pool))`), a pass
+/// over every possibility that took ~10 ms of a short word's ~16 ms over 100,000 labels; the
+/// reading loop checks each type anyway, on the str header it loads for the length.
 #[pyfunction]
 #[pyo3(signature = (word, possibilities, cutoff, *, autojunk = true))]
 fn close_matches(
@@ -696,19 +706,46 @@ fn close_matches(
     possibilities: &Bound<'_, PyAny>,
     cutoff: f64,
     autojunk: bool,
-) -> PyResult<Vec<(f64, usize)>> {
+) -> PyResult<Option<Vec<(f64, usize)>>> {
     let word = text_of(exact_str(word, "word")?)?;
     let lw = word.len();
     // The length bound first, with the GIL: most possibilities of a very different length are never
     // copied out of Python at all.
     let mut pool: Vec<(usize, Text)> = Vec::new();
-    for (index, x) in possibilities.try_iter()?.enumerate() {
-        let x = x?;
-        let x = exact_str(&x, "each possibility")?;
-        let lx = x.len()?;
+    // False when `x` is not an exact str.
+    let mut consider = |index: usize, x: *mut ffi::PyObject| -> PyResult<bool> {
+        // SAFETY: a live object (a list item borrowed while no Python code runs, or an item we hold).
+        let lx = unsafe {
+            if ffi::PyUnicode_CheckExact(x) == 0 {
+                return Ok(false);
+            }
+            ffi::PyUnicode_GetLength(x) as usize
+        };
         if lx + lw == 0 || ratio_of(lx.min(lw), lx + lw) >= cutoff {
-            pool.push((index, text_of(x)?));
+            // SAFETY: as above; an exact str, with a reference of our own for the copy.
+            let x = unsafe { Bound::from_borrowed_ptr(py, x).cast_into_unchecked::<PyString>() };
+            pool.push((index, text_of(&x)?));
         }
+        Ok(true)
+    };
+    let mut all_str = true;
+    if let Ok(list) = possibilities.cast_exact::<PyList>() {
+        let mut index = 0;
+        each_list_item(list, 0..list.len(), |x| {
+            all_str = all_str && consider(index, x)?;
+            index += 1;
+            Ok(())
+        })?;
+    } else {
+        for (index, x) in possibilities.try_iter()?.enumerate() {
+            if !consider(index, x?.as_ptr())? {
+                all_str = false;
+                break;
+            }
+        }
+    }
+    if !all_str {
+        return Ok(None);
     }
     Ok(py.detach(|| {
         use rayon::prelude::*;
@@ -717,24 +754,43 @@ fn close_matches(
             Text::Wide(_) => None,
         };
         let wide = BSide::new(&word.codepoints(), autojunk);
+        let word_folded: Vec<u8> = word.codepoints().iter().map(|&c| fold(c)).collect();
         let scored: Vec<Option<(f64, usize)>> = pool
             .par_iter()
-            .map_init(Matcher::new, |m, &(index, ref x)| {
-                let length = x.len() + lw;
-                if length == 0 {
-                    return Some((1.0, index));
-                }
-                if !(ratio_of(x.len().min(lw), length) >= cutoff) {
-                    return None;
-                }
-                let score = match (x, &narrow) {
-                    (Text::Narrow(a), Some(side)) => close_score(m, a.as_slice(), side, cutoff),
-                    _ => close_score(m, &x.codepoints(), &wide, cutoff),
-                };
-                score.map(|s| (s, index))
-            })
+            .map_init(
+                || {
+                    let mut lcs = Lcs::default();
+                    lcs.load(&word_folded);
+                    (Matcher::new(), lcs, Vec::new())
+                },
+                |(m, lcs, folded), &(index, ref x)| {
+                    let length = x.len() + lw;
+                    if length == 0 {
+                        return Some((1.0, index));
+                    }
+                    // The pool passed the length bound (`real_quick_ratio`); the LCS bound implies
+                    // difflib's `quick_ratio` bound (a common subsequence is a common multiset).
+                    let need = m_min(length, cutoff)?;
+                    let x_folded = match x {
+                        Text::Narrow(a) => a.as_slice(),
+                        Text::Wide(v) => {
+                            folded.clear();
+                            folded.extend(v.iter().map(|&c| fold(c)));
+                            folded.as_slice()
+                        }
+                    };
+                    if !lcs.at_least(x_folded, need) {
+                        return None;
+                    }
+                    let score = match (x, &narrow) {
+                        (Text::Narrow(a), Some(side)) => close_score(m, a.as_slice(), side, cutoff),
+                        _ => close_score(m, &x.codepoints(), &wide, cutoff),
+                    };
+                    score.map(|s| (s, index))
+                },
+            )
             .collect();
-        scored.into_iter().flatten().collect()
+        Some(scored.into_iter().flatten().collect())
     }))
 }
 
@@ -746,7 +802,7 @@ fn close_score<T: crate::Sym>(
 ) -> Option<f64> {
     let length = a.len() + side.len();
     m.set_a(a, side);
-    if !(ratio_of(m.quick_matches(side), length) >= cutoff) || !m.ratio_at_least(side, cutoff) {
+    if !m.ratio_at_least(side, cutoff) {
         return None;
     }
     m.set_a(a, side);

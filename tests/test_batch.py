@@ -248,6 +248,45 @@ def test_cdist_is_exact_difflib(queries: list[str], choices: list[str], cutoff: 
             assert got[i, j] == (r if cutoff is None or r >= cutoff else 0.0)
 
 
+@st.composite
+def near_texts(draw: st.DrawFn) -> tuple[list[str], list[str], float]:
+    """Queries and choices that are edits of one another (long enough for the multi-word LCS
+    bound, wide and surrogate code points included), with a cutoff that is often one cell's exact
+    ratio: the bounded cells must keep every ratio at the cutoff and drop every one below it."""
+    alphabet = draw(st.sampled_from(["ab", "abc d", "ab\u00e9\u4e2d\ud800 ", "abcdefghij "]))
+    base = draw(st.text(alphabet=alphabet, min_size=0, max_size=150))
+
+    def edit(text: str) -> str:
+        chars = list(text)
+        for _ in range(draw(st.integers(0, 12))):
+            at = draw(st.integers(0, len(chars)))
+            if chars and draw(st.booleans()):
+                del chars[min(at, len(chars) - 1)]
+            else:
+                chars.insert(at, draw(st.sampled_from(alphabet)))
+        return "".join(chars)
+
+    queries = [edit(base) for _ in range(draw(st.integers(1, 3)))]
+    choices = [edit(base) for _ in range(draw(st.integers(1, 6)))]
+    if draw(st.booleans()):
+        q, c = draw(st.sampled_from(queries)), draw(st.sampled_from(choices))
+        cutoff = difflib.SequenceMatcher(None, q, c).ratio()
+    else:
+        cutoff = draw(st.floats(0, 1))
+    return queries, choices, cutoff
+
+
+@settings(max_examples=200, deadline=None)
+@given(case=near_texts())
+def test_cdist_cutoff_bounds_keep_every_ratio_at_the_cutoff(case: tuple[list[str], list[str], float]) -> None:
+    queries, choices, cutoff = case
+    got = batch.cdist(queries, choices, score_cutoff=cutoff)
+    for i, q in enumerate(queries):
+        for j, c in enumerate(choices):
+            r = difflib.SequenceMatcher(None, q, c).ratio()
+            assert got[i, j] == (r if r >= cutoff else 0.0), (q, c, cutoff)
+
+
 def test_extract_with_mapping_keys_and_limit() -> None:
     choices = {"m1": "Prefers dark mode", "m2": "likes green tea", "m3": "Prefers dark mode!"}
     got = batch.extract("Prefers dark mode", choices, limit=2)

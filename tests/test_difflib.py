@@ -649,6 +649,27 @@ def test_get_close_matches_errors(word: Any, possibilities: Any, n: Any, cutoff:
     )
 
 
+class UpperItems(str):
+    """A ``str`` whose items read upper-cased: difflib's matcher indexes ``a[i]``, so it scores this
+    differently from its text, and only difflib's own loop may decide it."""
+
+    def __getitem__(self, index: Any) -> str:
+        return str.__getitem__(self, index).upper()
+
+
+@pytest.mark.parametrize("cutoff", [0.6, Fraction(3, 5)])
+@pytest.mark.parametrize("at", [0, 57, 99])
+@pytest.mark.parametrize("container", [list, tuple, iter])
+def test_get_close_matches_str_subclass_anywhere(cutoff: Any, at: int, container: Any) -> None:
+    """One ``str`` subclass among exact strs (first, middle, last) sends the whole call to difflib's
+    loop: the fast path checks types as it reads, so it must give up even after many exact strs."""
+    pool: list[str] = [f"abcd{k % 7}" for k in range(99)]
+    pool.insert(at, UpperItems("abcd"))
+    got = md.get_close_matches("abcd", container(pool), 200, cutoff)
+    assert got == difflib.get_close_matches("abcd", list(pool), 200, cutoff)
+    assert not any(type(x) is UpperItems for x in got)  # difflib scores it 0 (its items are "A", ...)
+
+
 @pytest.mark.parametrize(
     "cutoff",
     [0, 0.0, 1e-300, 5e-324, 0.1, 0.5, 0.6, 2 / 3, 0.7, 0.99, 1.0, 1, Fraction(2, 3), Decimal("0.6")],

@@ -473,20 +473,25 @@ def _length_window(lw: int, cutoff: Any) -> tuple[int, float]:
     return first, lo
 
 
-def _fast_close_matches(word: str, possibilities: list[str], n: int, cutoff: Any) -> list[str]:
-    """``get_close_matches`` for a ``str`` word and ``str`` possibilities: the word indexed once, each
-    possibility screened by length and by the multiset bound (``ratio <= quick_ratio <= real_quick_ratio``)
-    before the exact ratio.
+def _fast_close_matches(word: str, possibilities: list[Any], n: int, cutoff: Any) -> list[str] | None:
+    """``get_close_matches`` for a ``str`` word when every possibility is an exact ``str`` (None
+    otherwise): the word indexed once, each possibility screened by length and by the multiset bound
+    (``ratio <= quick_ratio <= real_quick_ratio``) before the exact ratio.
 
     A ``float`` (or ``int``) cutoff is decided in one core call, in parallel without the GIL
-    (:func:`memdedup._core.close_matches`); other numbers (``Fraction``, ``Decimal``) compare with the
-    float scores exactly only in Python, so they take the loop below.
+    (:func:`memdedup._core.close_matches`, which checks the types as it reads the lengths); other
+    numbers (``Fraction``, ``Decimal``) compare with the float scores exactly only in Python, so they
+    take the loop below.
     """
     if type(cutoff) in (float, int):
         scored = _close_matches(word, possibilities, float(cutoff))
+        if scored is None:
+            return None
         # A list, as difflib passes one: heapq.nlargest fails differently on a bad n for an iterator.
         result = [(score, possibilities[k]) for score, k in scored]
         return [x for score, x in heapq.nlargest(n, result)]
+    if not set(map(type, possibilities)) <= {str}:
+        return None
     index = _SequenceIndex(word)
     lw = len(word)
     lo, hi = _length_window(lw, cutoff)
@@ -515,8 +520,9 @@ def _get_close_matches(
         raise ValueError(f"cutoff must be in [0.0, 1.0]: {cutoff!r}")
     if type(word) is str and len(word) < _MAX_LEN:
         pool = possibilities if type(possibilities) is list else list(possibilities)
-        if set(map(type, pool)) <= {str}:
-            return _fast_close_matches(word, pool, n, cutoff)  # type: ignore[arg-type]
+        fast = _fast_close_matches(word, pool, n, cutoff)
+        if fast is not None:
+            return fast
         possibilities = pool
     # difflib's loop, on the fast matcher.
     result = []
