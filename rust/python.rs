@@ -1221,8 +1221,19 @@ impl SequenceIndex {
         ];
         let codes = matcher::opcodes(&blocks);
         let ops = PyList::empty(py);
+        // Each opcode starts where the one before ends (`i1`, `j1` are its `i2`, `j2`): those ints
+        // are shared, not built twice (ints are immutable; difflib promises no identities).
+        let mut ends: Option<(usize, Bound<'py, PyAny>, usize, Bound<'py, PyAny>)> = None;
         for (tag, i1, i2, j1, j2) in codes {
-            ops.append((&tags[tag as usize], i1, i2, j1, j2))?;
+            let int = |v: usize| v.into_pyobject(py).map(Bound::into_any);
+            let (i1o, j1o) = match ends.take() {
+                Some((pi, pio, pj, pjo)) if pi == i1 && pj == j1 => (pio, pjo),
+                _ => (int(i1)?, int(j1)?),
+            };
+            let (i2o, j2o) = (int(i2)?, int(j2)?);
+            ends = Some((i2, i2o.clone(), j2, j2o.clone()));
+            let tag = tags[tag as usize].clone().into_any();
+            ops.append(PyTuple::new(py, [tag, i1o, i2o, j1o, j2o])?)?;
         }
         Ok(ops)
     }
