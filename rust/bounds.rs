@@ -214,7 +214,14 @@ mod tests {
                 lcs.set_pattern(&a, case as u32);
             }
             let exact = lcs_dp(&a, &b);
-            for need in [0, 1, exact.saturating_sub(1), exact, exact + 1, la.min(lb) + 1] {
+            for need in [
+                0,
+                1,
+                exact.saturating_sub(1),
+                exact,
+                exact + 1,
+                la.min(lb) + 1,
+            ] {
                 assert_eq!(lcs.at_least(&b, need), exact >= need, "{a:?} {b:?} {need}");
             }
             // The bound it stands for: difflib's matching count never exceeds the LCS.
@@ -229,7 +236,19 @@ mod tests {
     #[test]
     fn m_min_is_the_least_count_reaching_the_threshold() {
         for length in 0..300 {
-            for t in [0.0, 1e-300, 0.1, 0.5, 0.6, 2.0 / 3.0, 0.85, 0.9, 1.0, 1.5, f64::NAN] {
+            for t in [
+                0.0,
+                1e-300,
+                0.1,
+                0.5,
+                0.6,
+                2.0 / 3.0,
+                0.85,
+                0.9,
+                1.0,
+                1.5,
+                f64::NAN,
+            ] {
                 let expected = (0..=length / 2).find(|&m| ratio_of(m, length) >= t);
                 assert_eq!(m_min(length, t), expected, "{length} {t}");
             }

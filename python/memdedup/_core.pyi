@@ -29,6 +29,7 @@ def close_matches(
     word: str, possibilities: Sequence[Any], cutoff: float, *, autojunk: bool = True
 ) -> list[tuple[float, int]] | None:
     """``(ratio, index)`` of each possibility reaching ``cutoff``; None if one is not an exact ``str``."""
+
 def match_pairs(
     stored: Sequence[Any], incoming: Sequence[Any], *, threshold: float = 0.85, min_chars: int = 16
 ) -> bytes:

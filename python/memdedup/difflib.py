@@ -19,6 +19,13 @@ How sequences reach the core:
 - ``isjunk`` is called once per distinct element of ``b``, in first-occurrence order, as difflib does.
 - ``b``'s index is built once by ``set_seq2`` and reused by every ``set_seq1``; ``b2j``, ``bjunk``,
   ``bpopular`` and ``fullbcount`` are materialised only when read.
+- ``get_close_matches`` with a ``str`` word and a ``float``/``int`` cutoff decides every possibility in
+  one core call, in parallel without the GIL: difflib's length bound, then an LCS bound (a common
+  subsequence is at least as long as the matched characters, and at most the multiset intersection,
+  so it implies difflib's ``quick_ratio`` test), then the exact ratio. Its types are checked as it
+  reads: one possibility that is not an exact ``str`` (a subclass may redefine what difflib reads)
+  sends the whole call to difflib's loop on the fast matcher. Other cutoffs (``Fraction``,
+  ``Decimal``) compare with the scores in Python.
 
 The standard library's own code runs instead (so the answer is still exact, only not faster) when:
 
