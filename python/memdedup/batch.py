@@ -113,7 +113,9 @@ def cdist(
 ) -> np.ndarray:
     """The matrix of exact difflib ratios ``ratio(queries[i], choices[j])`` (float64, shape
     ``(len(queries), len(choices))``), as rapidfuzz's ``process.cdist`` lays it out. Scores below
-    ``score_cutoff`` are 0.0 (and cost only a length bound). ``normalise=True`` compares normalised labels.
+    ``score_cutoff`` are 0.0; a cell whose length bound or bit-parallel LCS bound (both ``>=`` the
+    ratio) is already below the cutoff never gets its exact ratio computed. ``normalise=True``
+    compares normalised labels.
 
     ``workers`` is accepted for rapidfuzz compatibility; the pool is rayon's (``RAYON_NUM_THREADS``).
     """
