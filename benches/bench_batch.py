@@ -5,7 +5,9 @@
 - decisions: ``batch.match_pairs`` on real label pairs sharing a 20-character prefix, against the
   pure-Python reference (``labels_match`` per pair) and difflib-fast's parallel batch ``ratio``;
 - replay: ``batch.replay`` of N labels (the corpus, topped up with restatement edits of it);
-- join: ``batch.join`` of the first N labels, against difflib-fast's ``cluster_canonicals`` (ratio only).
+- join: ``batch.join`` of the first N labels, against difflib-fast's ``cluster_canonicals`` (ratio only);
+- cdist: ``batch.cdist`` of 10 corpus labels against the first N labels at ``score_cutoff=0.6``, beside
+  rapidfuzz's ``process.cdist`` with its Indel similarity (another metric: a speed reference only).
 
 Every figure is measured here, now; ratios compare runs on the same inputs.
 """
@@ -56,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pairs", type=int, default=200_000)
     parser.add_argument("--replay", type=int, default=1_000_000)
     parser.add_argument("--join", type=int, default=50_000)
+    parser.add_argument("--cdist", type=int, default=100_000, help="choices for the cdist row (0: skip)")
     parser.add_argument("--skip-peers", action="store_true", help="do not run difflib-fast's clustering")
     args = parser.parse_args(argv)
 
@@ -93,6 +96,33 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  difflib-fast ratio(pairs) batch   {peer_us:8.3f} us/pair   x{peer_us / ours_us:,.1f}")
     else:
         print("  (difflib-fast not installed)")
+
+    # One-vs-many scores with a cutoff.
+    if args.cdist:
+        rnd = random.Random(3)
+        choices = labels[: args.cdist]
+        queries = [rnd.choice(choices) for _ in range(10)]
+        ours = min(timed(batch.cdist, queries, choices, score_cutoff=0.6)[1] for _ in range(3))
+        print(f"\ncdist of 10 queries x {len(choices):,} labels, score_cutoff=0.6 (best of 3)")
+        print(f"  memdedup batch.cdist (exact difflib ratio)   {ours:8.3f} s")
+        try:
+            from rapidfuzz import process
+            from rapidfuzz.distance import Indel
+
+            peer = min(
+                timed(
+                    process.cdist,
+                    queries,
+                    choices,
+                    scorer=Indel.normalized_similarity,
+                    score_cutoff=0.6,
+                    workers=-1,
+                )[1]
+                for _ in range(3)
+            )
+            print(f"  rapidfuzz process.cdist (Indel, other metric) {peer:8.3f} s   x{peer / ours:,.1f}")
+        except ImportError:
+            print("  (rapidfuzz not installed)")
 
     # Replay.
     rnd = random.Random(0)
