@@ -10,7 +10,7 @@ use std::hash::BuildHasherDefault;
 use rayon::prelude::*;
 use smallvec::SmallVec;
 
-use crate::bounds::{fold, m_min, Lcs};
+use crate::bounds::{folded, m_min, Lcs};
 use crate::contract::{MatchParams, PairDecider, Reason};
 use crate::matcher::{ratio_with, BSide, IdHasher, Matcher};
 use crate::text::Text;
@@ -47,18 +47,6 @@ impl RatioScratch {
                 let (a, b) = (&self.a_wide, &self.b_wide);
                 ratio_with(&mut self.matcher, &mut self.wide, a, b, autojunk)
             }
-        }
-    }
-}
-
-/// A text's elements folded to bytes for the LCS bound: a narrow text's own bytes.
-fn folded<'t>(text: &'t Text, buf: &'t mut Vec<u8>) -> &'t [u8] {
-    match text {
-        Text::Narrow(v) => v,
-        Text::Wide(v) => {
-            buf.clear();
-            buf.extend(v.iter().map(|&c| fold(c)));
-            buf
         }
     }
 }

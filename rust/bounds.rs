@@ -3,6 +3,7 @@
 //! threshold has a ratio below it too. Shared by the all-pairs join and the cutoff searches.
 
 use crate::matcher::ratio_of;
+use crate::text::Text;
 
 /// The least `M` in `0..=L/2` with `ratio_of(M, L) >= t` (None: no `M` reaches `t`). `M` can be at
 /// most `min(la, lb) <= L / 2`, and `ratio_of` is monotone in `M`, so the answer is a threshold.
@@ -41,6 +42,18 @@ pub fn fold(c: u32) -> u8 {
         c as u8
     } else {
         128 + (scatter(c) % 128) as u8
+    }
+}
+
+/// A text's elements folded to bytes for the LCS bound: a narrow text's own bytes.
+pub fn folded<'t>(text: &'t Text, buf: &'t mut Vec<u8>) -> &'t [u8] {
+    match text {
+        Text::Narrow(v) => v,
+        Text::Wide(v) => {
+            buf.clear();
+            buf.extend(v.iter().map(|&c| fold(c)));
+            buf
+        }
     }
 }
 

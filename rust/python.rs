@@ -14,7 +14,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyFloat, PyInt, PyList, PyString, PyTuple};
 use rayon::iter::{IntoParallelIterator, IntoParallelRefIterator, ParallelIterator};
 
-use crate::bounds::{fold, m_min, Lcs};
+use crate::bounds::{folded, m_min, Lcs};
 use crate::contract::{MatchParams, PairDecider, Reason};
 use crate::error::Error;
 use crate::matcher::{self, ratio_of, ratio_with, BSide, Matcher};
@@ -754,7 +754,7 @@ fn close_matches(
             Text::Wide(_) => None,
         };
         let wide = BSide::new(&word.codepoints(), autojunk);
-        let word_folded: Vec<u8> = word.codepoints().iter().map(|&c| fold(c)).collect();
+        let word_folded = folded(&word, &mut Vec::new()).to_vec();
         let scored: Vec<Option<(f64, usize)>> = pool
             .par_iter()
             .map_init(
@@ -763,7 +763,7 @@ fn close_matches(
                     lcs.load(&word_folded);
                     (Matcher::new(), lcs, Vec::new())
                 },
-                |(m, lcs, folded), &(index, ref x)| {
+                |(m, lcs, buf), &(index, ref x)| {
                     let length = x.len() + lw;
                     if length == 0 {
                         return Some((1.0, index));
@@ -771,15 +771,7 @@ fn close_matches(
                     // The pool passed the length bound (`real_quick_ratio`); the LCS bound implies
                     // difflib's `quick_ratio` bound (a common subsequence is a common multiset).
                     let need = m_min(length, cutoff)?;
-                    let x_folded = match x {
-                        Text::Narrow(a) => a.as_slice(),
-                        Text::Wide(v) => {
-                            folded.clear();
-                            folded.extend(v.iter().map(|&c| fold(c)));
-                            folded.as_slice()
-                        }
-                    };
-                    if !lcs.at_least(x_folded, need) {
+                    if !lcs.at_least(folded(x, buf), need) {
                         return None;
                     }
                     let score = match (x, &narrow) {
