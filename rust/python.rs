@@ -179,22 +179,9 @@ fn to_pyerr(py: Python<'_>, err: Error) -> PyErr {
 
 /// The code points of a `str`, lone surrogates included.
 fn codepoints(s: &Bound<'_, PyString>) -> PyResult<Vec<u32>> {
-    // SAFETY: `s` is a live str; the buffer holds exactly `len` code points and AsUCS4 is told so.
-    unsafe {
-        let len = ffi::PyUnicode_GetLength(s.as_ptr());
-        if len < 0 {
-            return Err(PyErr::fetch(s.py()));
-        }
-        let mut buf: Vec<u32> = Vec::with_capacity(len as usize);
-        if len > 0 {
-            let done = ffi::PyUnicode_AsUCS4(s.as_ptr(), buf.as_mut_ptr(), len, 0);
-            if done.is_null() {
-                return Err(PyErr::fetch(s.py()));
-            }
-            buf.set_len(len as usize);
-        }
-        Ok(buf)
-    }
+    let mut buf = Vec::new();
+    load_codepoints(s, &mut buf)?;
+    Ok(buf)
 }
 
 fn text_of(s: &Bound<'_, PyString>) -> PyResult<Text> {
