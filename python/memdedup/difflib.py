@@ -482,8 +482,8 @@ def _length_window(lw: int, cutoff: Any) -> tuple[int, float]:
 
 def _fast_close_matches(word: str, possibilities: list[Any], n: int, cutoff: Any) -> list[str] | None:
     """``get_close_matches`` for a ``str`` word when every possibility is an exact ``str`` (None
-    otherwise): the word indexed once, each possibility screened by length and by the multiset bound
-    (``ratio <= quick_ratio <= real_quick_ratio``) before the exact ratio.
+    otherwise): the word indexed once, each possibility screened by length and by an upper bound on
+    its ratio (the core call's LCS bound; the loop below's ``quick_ratio``) before the exact ratio.
 
     A ``float`` (or ``int``) cutoff is decided in one core call, in parallel without the GIL
     (:func:`memdedup._core.close_matches`, which checks the types as it reads the lengths); other
