@@ -1205,8 +1205,8 @@ impl SequenceIndex {
         // Each opcode starts where the one before ends (`i1`, `j1` are its `i2`, `j2`): those ints
         // are shared, not built twice (ints are immutable; difflib promises no identities).
         let mut ends: Option<(usize, Bound<'py, PyAny>, usize, Bound<'py, PyAny>)> = None;
+        let int = |v: usize| v.into_pyobject(py).map(Bound::into_any);
         for (tag, i1, i2, j1, j2) in codes {
-            let int = |v: usize| v.into_pyobject(py).map(Bound::into_any);
             let (i1o, j1o) = match ends.take() {
                 Some((pi, pio, pj, pjo)) if pi == i1 && pj == j1 => (pio, pjo),
                 _ => (int(i1)?, int(j1)?),
@@ -1629,6 +1629,11 @@ impl BatchDecider {
         };
         matched as u8
     }
+
+    /// `decide` for every pair of two equally long label batches.
+    fn decide_all(&mut self, a: &LabelBatch, b: &LabelBatch, p: &MatchParams) -> Vec<u8> {
+        (0..a.len()).map(|k| self.decide(a, b, k, p)).collect()
+    }
 }
 
 /// `labels_match(stored[k], incoming[k])` for every k, decided in parallel without the GIL.
@@ -1713,8 +1718,7 @@ fn match_pairs_pipelined(
             let Ok((at, a, b)) = next else {
                 return decided;
             };
-            let out = (0..a.len()).map(|k| d.decide(&a, &b, k, p));
-            decided.push((at, out.collect()));
+            decided.push((at, d.decide_all(&a, &b, p)));
         }
     };
     std::thread::scope(|scope| -> PyResult<Vec<u8>> {
@@ -1733,8 +1737,7 @@ fn match_pairs_pipelined(
                     | std::sync::mpsc::TrySendError::Disconnected((at, a, b)),
                 ) = sender.try_send((start, a, b))
                 {
-                    let out = (0..a.len()).map(|k| d.decide(&a, &b, k, p));
-                    own.push((at, out.collect::<Vec<u8>>()));
+                    own.push((at, d.decide_all(&a, &b, p)));
                 }
             }
             Ok(())
