@@ -1360,7 +1360,7 @@ impl Matcher {
         bhi: usize,
     ) -> (usize, usize, usize) {
         #[cfg(target_arch = "x86_64")]
-        if bhi - blo > 16 && has_avx2() {
+        if ahi - alo <= LANE_ROWS_MAX && has_avx2() {
             let (a, bytes) = (&self.a_bytes[FRONT_PAD..], &b.bytes[FRONT_PAD..]);
             // SAFETY: the CPU has AVX2 (checked above); the widths match the vector counts.
             return unsafe {
@@ -1735,13 +1735,25 @@ fn has_avx2() -> bool {
     std::is_x86_feature_detected!("avx2")
 }
 
-/// `Matcher::dense_regs_n` with `N` AVX2 vectors of 32 columns (a range at most `32 * N` wide).
-/// `a` and `bytes` (holding `b`) start at element 0; `bytes` extends `DENSE_PAD` (32) bytes past
-/// `b`, so every load of `32 * N` bytes from `blo` stays inside (`32 * N < width + 32`).
+/// The most rows `dense_rows_avx2` takes: it keeps each column's row as a byte offset, and 255
+/// marks "no row".
+const LANE_ROWS_MAX: usize = 255;
+
+/// `Matcher::dense_regs_n` with `N` AVX2 vectors of 32 columns (a range at most `32 * N` wide and
+/// at most `LANE_ROWS_MAX` rows). `a` and `bytes` (holding `b`) start at element 0; `bytes` extends
+/// `DENSE_PAD` (32) bytes past `b`, so every load of `32 * N` bytes from `blo` stays inside
+/// (`32 * N < width + 32`).
+///
+/// No branch depends on the data: each column keeps the longest run that ended in it so far and
+/// the row where that length was first reached; after the last row, the longest of those is the
+/// match, and among equals the first in (row, column) order, the run difflib's `k > bestsize`
+/// keeps.
 ///
 /// Performance notes: one AVX2 vector per 32 columns halves the vector operations of the SSE2 rows
 /// for the 17-64-column ranges most sub-ranges of the recursion are (measured with callgrind on
-/// label pairs, examples/bench_pairs.rs).
+/// label pairs, examples/bench_pairs.rs). An earlier version tested every row against the best so
+/// far and searched the row when it beat it; perf put a third of this function's time on that
+/// branch, which depends on the text and mispredicts.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn dense_rows_avx2<const N: usize>(
@@ -1753,11 +1765,10 @@ unsafe fn dense_rows_avx2<const N: usize>(
     bhi: usize,
 ) -> (usize, usize, usize) {
     use std::arch::x86_64::*;
-    let (mut besti, mut bestj, mut bestsize) = (alo, blo, 0usize);
     let width = bhi - blo;
-    let limit = (ahi - alo).min(width);
     let bytes = &bytes[blo..];
     assert!(width <= 32 * N && bytes.len() >= 32 * N && a.len() >= ahi);
+    assert!(ahi - alo <= LANE_ROWS_MAX);
     let lane = _mm256_setr_epi8(
         0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24,
         25, 26, 27, 28, 29, 30, 31,
@@ -1769,60 +1780,95 @@ unsafe fn dense_rows_avx2<const N: usize>(
         *v = _mm256_loadu_si256(bytes.as_ptr().add(32 * k).cast());
     }
     // Lanes past the range (in the last vector only) never feed lower lanes; they are masked out of
-    // the maximum.
+    // the per-column bests.
     let left = (width - 32 * (N - 1)) as i8;
     let last_mask = _mm256_cmpgt_epi8(_mm256_set1_epi8(left), lane);
     let mut prev = [zero; N];
-    let mut over = _mm256_set1_epi8(1);
+    // Per column: the longest run ending in it so far, and the row (offset from alo) where a run
+    // of that length first ended.
+    let mut longest = [zero; N];
+    let mut first_row = [zero; N];
+    let mut row = zero;
     for i in alo..ahi {
         let x = _mm256_set1_epi8(*a.get_unchecked(i) as i8);
-        let mut cur = [zero; N];
-        let mut rmax = zero;
         for k in 0..N {
-            // prev shifted up one byte across the whole vector, the byte below it carried in.
+            // prev shifted up one byte across the whole vector, the byte below it carried in
+            // (prev[k - 1] is still the previous row's: cur overwrites prev in descending k).
+            let k = N - 1 - k;
             let below = if k == 0 { zero } else { prev[k - 1] };
             let spliced = _mm256_permute2x128_si256(prev[k], below, 0x03);
             let shifted = _mm256_alignr_epi8(prev[k], spliced, 15);
             let eq = _mm256_cmpeq_epi8(bv[k], x);
-            cur[k] = _mm256_and_si256(_mm256_sub_epi8(shifted, ones), eq);
+            let cur = _mm256_and_si256(_mm256_sub_epi8(shifted, ones), eq);
             let counted = if k + 1 < N {
-                cur[k]
+                cur
             } else {
-                _mm256_and_si256(cur[k], last_mask)
+                _mm256_and_si256(cur, last_mask)
             };
-            rmax = _mm256_max_epu8(rmax, counted);
+            let longer = _mm256_max_epu8(longest[k], counted);
+            let kept = _mm256_cmpeq_epi8(longer, longest[k]);
+            first_row[k] = _mm256_blendv_epi8(row, first_row[k], kept);
+            longest[k] = longer;
+            prev[k] = cur;
         }
-        if _mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_max_epu8(rmax, over), rmax)) != 0 {
-            let mut m = _mm_max_epu8(
-                _mm256_castsi256_si128(rmax),
-                _mm256_extracti128_si256(rmax, 1),
-            );
-            m = _mm_max_epu8(m, _mm_srli_si128(m, 8));
-            m = _mm_max_epu8(m, _mm_srli_si128(m, 4));
-            m = _mm_max_epu8(m, _mm_srli_si128(m, 2));
-            m = _mm_max_epu8(m, _mm_srli_si128(m, 1));
-            let row_max = (_mm_cvtsi128_si32(m) & 0xFF) as usize;
-            let splat = _mm256_set1_epi8(row_max as i8);
-            cur[N - 1] = _mm256_and_si256(cur[N - 1], last_mask);
-            let mut t = 0;
-            for (k, v) in cur.iter().enumerate() {
-                let hits = _mm256_movemask_epi8(_mm256_cmpeq_epi8(*v, splat)) as u32;
-                if hits != 0 {
-                    t = 32 * k + hits.trailing_zeros() as usize;
-                    break;
-                }
-            }
-            bestsize = row_max;
-            besti = i + 1 - row_max;
-            bestj = blo + t + 1 - row_max;
-            if bestsize == limit {
-                break;
-            }
-            over = _mm256_set1_epi8((bestsize + 1) as i8);
-        }
-        prev = cur;
+        row = _mm256_sub_epi8(row, ones);
     }
-    (besti, bestj, bestsize)
+    let mut top = longest[0];
+    for v in &longest[1..] {
+        top = _mm256_max_epu8(top, *v);
+    }
+    let size = hmax_epu8(top) as usize;
+    if size == 0 {
+        return (alo, blo, 0);
+    }
+    // The first row a run of `size` ended in, then the first column of that row holding one.
+    let target = _mm256_set1_epi8(size as i8);
+    let mut rows = [ones; N];
+    let mut earliest = ones;
+    for k in 0..N {
+        rows[k] = _mm256_blendv_epi8(ones, first_row[k], _mm256_cmpeq_epi8(longest[k], target));
+        earliest = _mm256_min_epu8(earliest, rows[k]);
+    }
+    let r = hmin_epu8(earliest);
+    let at = _mm256_set1_epi8(r as i8);
+    let mut column = 0;
+    for (k, v) in rows.iter().enumerate() {
+        let hits = _mm256_movemask_epi8(_mm256_cmpeq_epi8(*v, at)) as u32;
+        if hits != 0 {
+            column = 32 * k + hits.trailing_zeros() as usize;
+            break;
+        }
+    }
+    let (end_i, end_j) = (alo + r as usize, blo + column);
+    (end_i + 1 - size, end_j + 1 - size, size)
+}
+
+/// The largest byte of `v`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn hmax_epu8(v: std::arch::x86_64::__m256i) -> u8 {
+    use std::arch::x86_64::*;
+    let mut m = _mm_max_epu8(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    m = _mm_max_epu8(m, _mm_srli_si128(m, 8));
+    m = _mm_max_epu8(m, _mm_srli_si128(m, 4));
+    m = _mm_max_epu8(m, _mm_srli_si128(m, 2));
+    m = _mm_max_epu8(m, _mm_srli_si128(m, 1));
+    (_mm_cvtsi128_si32(m) & 0xFF) as u8
+}
+
+/// The smallest byte of `v`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn hmin_epu8(v: std::arch::x86_64::__m256i) -> u8 {
+    use std::arch::x86_64::*;
+    // Each step folds the upper half of what is left onto the lower; the zeros the shifts bring in
+    // land above it and never reach byte 0.
+    let mut m = _mm_min_epu8(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    m = _mm_min_epu8(m, _mm_srli_si128(m, 8));
+    m = _mm_min_epu8(m, _mm_srli_si128(m, 4));
+    m = _mm_min_epu8(m, _mm_srli_si128(m, 2));
+    m = _mm_min_epu8(m, _mm_srli_si128(m, 1));
+    (_mm_cvtsi128_si32(m) & 0xFF) as u8
 }
 
 /// Each byte value repeated across a vector, for loading instead of building a broadcast (SSE2 has
@@ -2270,6 +2316,49 @@ mod tests {
     fn every_search_agrees_with_difflib_without_avx2() {
         SSE2_ONLY.with(|only| only.set(true));
         every_search_case();
+    }
+
+    /// The byte DP's limits: ranges either side of `LANE_ROWS_MAX` rows (byte row offsets) and of
+    /// each vector count's width, with the longest run planted to end on the last row, and small
+    /// alphabets for ties between runs ending on the same row or in the same column.
+    #[test]
+    fn byte_dp_row_and_width_limits() {
+        let mut rng = Rng(0x5EED_F1A7);
+        let mut side = BSide::<u8>::default();
+        let mut m = Matcher::new();
+        for rows in [1, 2, 31, 32, 33, 253, 254, 255, 256, 257, 300] {
+            for width in [1, 2, 15, 16, 17, 31, 32, 33, 63, 64, 65, 96, 97, 127, 128] {
+                for trial in 0..6 {
+                    let alphabet = [2, 3, 4][trial % 3];
+                    let mut a: Vec<u8> = (0..rows)
+                        .map(|_| b'a' + rng.below(alphabet) as u8)
+                        .collect();
+                    let mut b: Vec<u8> = (0..width)
+                        .map(|_| b'a' + rng.below(alphabet) as u8)
+                        .collect();
+                    if trial >= 3 {
+                        // A run of a letter outside the alphabet, ending on a's last row.
+                        let k = 1 + rng.below(rows.min(width));
+                        let at = rng.below(width - k + 1);
+                        a[rows - k..].fill(b'z');
+                        b[at..at + k].fill(b'z');
+                    }
+                    side.rebuild(&b, false, None);
+                    m.set_a(&a, &side);
+                    let (a32, b32): (Vec<u32>, Vec<u32>) = (
+                        a.iter().map(|&x| x as u32).collect(),
+                        b.iter().map(|&x| x as u32).collect(),
+                    );
+                    for window in [(0, rows, 0, width), (rows / 3, rows, width / 4, width)] {
+                        assert_eq!(
+                            m.find_longest_match(&side, window.0, window.1, window.2, window.3),
+                            difflib_longest(&a32, &b32, false, window),
+                            "{rows} x {width}, trial {trial}, window {window:?}"
+                        );
+                    }
+                }
+            }
+        }
     }
 
     /// Random labels and edits of them (long shared runs, repeats, small alphabets, lengths either
