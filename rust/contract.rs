@@ -176,25 +176,43 @@ impl PairDecider {
         if let (Text::Narrow(a), Text::Narrow(b)) = (stored, incoming) {
             return self.matches_bytes(a, b, p);
         }
-        stored.codepoints_into(&mut self.wide_stored);
-        incoming.codepoints_into(&mut self.wide_incoming);
-        let (a, b) = (&self.wide_stored, &self.wide_incoming);
+        let (mut a, mut b) = (
+            std::mem::take(&mut self.wide_stored),
+            std::mem::take(&mut self.wide_incoming),
+        );
+        stored.codepoints_into(&mut a);
+        incoming.codepoints_into(&mut b);
+        let answer = self.matches_codepoints(&a, &b, p);
+        (self.wide_stored, self.wide_incoming) = (a, b);
+        answer
+    }
+
+    /// `labels_match` of two normalised labels as code points: on bytes when `incoming` has at
+    /// most 255 distinct code points (`ByteRemap`), else on the code points.
+    pub fn matches_codepoints(
+        &mut self,
+        stored: &[u32],
+        incoming: &[u32],
+        p: &MatchParams,
+    ) -> bool {
         let (mut ra, mut rb) = (
             std::mem::take(&mut self.remapped_stored),
             std::mem::take(&mut self.remapped_incoming),
         );
-        if self.remap.remap(a, b, &mut ra, &mut rb) {
-            let answer = self.matches_bytes(&ra, &rb, p);
-            (self.remapped_stored, self.remapped_incoming) = (ra, rb);
-            return answer;
-        }
+        let answer = if self.remap.remap(stored, incoming, &mut ra, &mut rb) {
+            Some(self.matches_bytes(&ra, &rb, p))
+        } else {
+            None
+        };
         (self.remapped_stored, self.remapped_incoming) = (ra, rb);
-        let (a, b) = (&self.wide_stored, &self.wide_incoming);
-        if let Some(answer) = settle_cheaply(a, b, p) {
+        if let Some(answer) = answer {
             return answer;
         }
-        self.wide.rebuild(b, true, None);
-        settle_exactly(&mut self.matcher, a, &self.wide, p)
+        if let Some(answer) = settle_cheaply(stored, incoming, p) {
+            return answer;
+        }
+        self.wide.rebuild(incoming, true, None);
+        settle_exactly(&mut self.matcher, stored, &self.wide, p)
     }
 }
 

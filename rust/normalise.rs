@@ -30,6 +30,52 @@ fn is_terminal_punctuation(c: u32) -> bool {
 /// The input must already be lower-cased the way Python lower-cases it.
 pub fn collapse_lowered<T: Copy + Into<u32> + From<u8>>(lowered: &[T], out: &mut Vec<T>) {
     out.clear();
+    if is_collapsed(lowered) {
+        // Already split and joined (most labels): only the strip below is left.
+        out.extend_from_slice(lowered);
+    } else {
+        split_and_join(lowered, out);
+    }
+    while let Some(&last) = out.last() {
+        if is_terminal_punctuation(last.into()) {
+            out.pop();
+        } else {
+            break;
+        }
+    }
+}
+
+/// Whether `s` has no Python whitespace but single spaces between words (none at either end).
+///
+/// Performance notes: every test is an or over the whole text, with no early exit and no table,
+/// so it vectorises; the word-by-word loop of `split_and_join` took ~20 instructions a code point
+/// on wide labels (callgrind, bench_core's sample pairs with a non-ASCII label).
+fn is_collapsed<T: Copy + Into<u32>>(s: &[T]) -> bool {
+    let (Some(&first), Some(&last)) = (s.first(), s.last()) else {
+        return true;
+    };
+    let other_space = s.iter().fold(false, |acc, &c| {
+        let c: u32 = c.into();
+        acc | (c.wrapping_sub(0x09) < 5)
+            | (c.wrapping_sub(0x1C) < 4)
+            | (c == 0x85)
+            | (c == 0xA0)
+            | (c == 0x1680)
+            | (c.wrapping_sub(0x2000) < 11)
+            | (c == 0x2028)
+            | (c == 0x2029)
+            | (c == 0x202F)
+            | (c == 0x205F)
+            | (c == 0x3000)
+    });
+    let double_space = s.iter().zip(&s[1..]).fold(false, |acc, (&x, &y)| {
+        acc | ((x.into() == 0x20) & (y.into() == 0x20))
+    });
+    !other_space && !double_space && first.into() != 0x20 && last.into() != 0x20
+}
+
+/// `" ".join(lowered.split())` into `out` (empty).
+fn split_and_join<T: Copy + Into<u32> + From<u8>>(lowered: &[T], out: &mut Vec<T>) {
     out.reserve(lowered.len());
     let mut pending_space = false;
     for &c in lowered {
@@ -43,13 +89,6 @@ pub fn collapse_lowered<T: Copy + Into<u32> + From<u8>>(lowered: &[T], out: &mut
                 pending_space = false;
             }
             out.push(c);
-        }
-    }
-    while let Some(&last) = out.last() {
-        if is_terminal_punctuation(last.into()) {
-            out.pop();
-        } else {
-            break;
         }
     }
 }
@@ -198,13 +237,24 @@ fn lower_collapsed_ascii_sse2(s: &[u8], out: &mut Vec<u8>) -> Option<bool> {
 /// Python's `str.lower()` of a code point below 256: every such mapping is one code point in the
 /// same range (A-Z and À-Þ but ×, plus 32), which a test checks against Python for all 256.
 #[inline]
-pub fn lower_latin1(c: u8) -> u8 {
-    if c.is_ascii_uppercase() || ((0xC0..=0xDE).contains(&c) && c != 0xD7) {
+pub const fn lower_latin1(c: u8) -> u8 {
+    if c.is_ascii_uppercase() || (c >= 0xC0 && c <= 0xDE && c != 0xD7) {
         c + 32
     } else {
         c
     }
 }
+
+/// `lower_latin1` of every byte, for loops that map many at once.
+pub static LOWER_LATIN1: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut c = 0;
+    while c < 256 {
+        table[c] = lower_latin1(c as u8);
+        c += 1;
+    }
+    table
+};
 
 /// The whole normalisation for a string whose code points are all below 256 (bytes), in Rust:
 /// its lower-casing is exact here (`lower_latin1`), unlike that of wider text.
@@ -278,6 +328,37 @@ mod tests {
         assert_eq!(norm("x\x1cy\x1fz"), "x y z"); // information separators are Python whitespace
         assert_eq!(norm("a\x00b"), "a\x00b"); // NUL is not whitespace
         assert_eq!(norm(""), "");
+    }
+
+    #[test]
+    fn collapsed_test_knows_every_python_space() {
+        for c in 0..0x11_0000u32 {
+            let spaced = is_py_whitespace(c) && c != 0x20;
+            assert_eq!(is_collapsed(&[0x78, c, 0x78]), !spaced, "{c:#x}");
+            assert_eq!(is_collapsed(&[c]), !is_py_whitespace(c), "{c:#x}");
+        }
+        assert!(!is_collapsed(&[0x78u32, 0x20, 0x20, 0x78]));
+        assert!(is_collapsed::<u32>(&[]));
+        let mut out = Vec::new();
+        for text in [
+            "a b",
+            " a",
+            "a ",
+            "a  b",
+            "a\u{3000}b",
+            "a b.",
+            "a b .",
+            "...",
+        ] {
+            let cps: Vec<u32> = text.chars().map(|c| c as u32).collect();
+            collapse_lowered(&cps, &mut out);
+            let mut slow = Vec::new();
+            split_and_join(&cps, &mut slow);
+            while slow.last().is_some_and(|&c| is_terminal_punctuation(c)) {
+                slow.pop();
+            }
+            assert_eq!(out, slow, "{text:?}");
+        }
     }
 
     #[test]

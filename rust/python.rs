@@ -28,11 +28,12 @@ thread_local! {
     static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
-/// Per-thread buffers for the one-pair calls on byte strings (every code point below 256), the
-/// common case: once warm, such a call allocates nothing.
+/// Per-thread buffers for the one-pair calls: once warm, a call on labels Rust can lower-case
+/// (every code point below 256, or above it and kept by `lower_wide`) allocates nothing.
 #[derive(Default)]
 struct Scratch {
     codepoints: Vec<u32>,
+    lowered: Vec<u32>,
     raw: Vec<u8>,
     a: Vec<u8>,
     b: Vec<u8>,
@@ -540,13 +541,42 @@ fn contract_match(
             min_chars,
         };
         let fast = with_scratch(|s| {
-            if !normalised_bytes_into(&stored_str, s, false)?
-                || !normalised_bytes_into(&incoming_str, s, true)?
-                || s.a.len() + s.b.len() >= DETACH_MIN_WORK
-            {
+            let stored_ascii = normalised_bytes_into(&stored_str, s, false)?;
+            let incoming_ascii = normalised_bytes_into(&incoming_str, s, true)?;
+            if stored_ascii && incoming_ascii {
+                if s.a.len() + s.b.len() >= DETACH_MIN_WORK {
+                    return Ok(None);
+                }
+                return Ok(Some(s.decider.matches_bytes(&s.a, &s.b, &p)));
+            }
+            // Some label has a code point above 127: both as normalised code points in this
+            // thread's buffers (an ASCII one from its bytes), matched on bytes when they allow it
+            // (`matches_codepoints`).
+            let Scratch {
+                codepoints,
+                lowered,
+                a,
+                b,
+                wide_a,
+                wide_b,
+                decider,
+                ..
+            } = s;
+            for (label, ascii, bytes, out) in [
+                (&stored_str, stored_ascii, &*a, &mut *wide_a),
+                (&incoming_str, incoming_ascii, &*b, &mut *wide_b),
+            ] {
+                if ascii {
+                    out.clear();
+                    out.extend(bytes.iter().map(|&c| c as u32));
+                } else if !normalised_codepoints_into(label, codepoints, lowered, out)? {
+                    return Ok(None);
+                }
+            }
+            if wide_a.len() + wide_b.len() >= DETACH_MIN_WORK {
                 return Ok(None);
             }
-            Ok(Some(s.decider.matches_bytes(&s.a, &s.b, &p)))
+            Ok(Some(decider.matches_codepoints(wide_a, wide_b, &p)))
         })?;
         if let Some(answer) = fast {
             return Ok(answer);
@@ -1350,6 +1380,23 @@ fn prefetch_address(address: *const i8) {
     let _ = address;
 }
 
+/// The normalised code points of `s` in `out`: lower-cased exactly as Python lower-cases it
+/// (`lower_wide`), then collapsed; in the caller's buffers. False (`out` undefined) when only
+/// Python's own `lower` of the whole text is exact.
+fn normalised_codepoints_into(
+    s: &Bound<'_, PyString>,
+    codepoints: &mut Vec<u32>,
+    lowered: &mut Vec<u32>,
+    out: &mut Vec<u32>,
+) -> PyResult<bool> {
+    load_codepoints(s, codepoints)?;
+    if !lower_wide(s.py(), codepoints, lowered)? {
+        return Ok(false);
+    }
+    crate::normalise::collapse_lowered(lowered, out);
+    Ok(true)
+}
+
 fn normalise_str(s: &Bound<'_, PyString>) -> PyResult<Text> {
     if let Some(utf8) = utf8_of(s) {
         let mut out = Vec::new();
@@ -1411,11 +1458,21 @@ fn lower_wide(py: Python<'_>, cps: &[u32], out: &mut Vec<u32>) -> PyResult<bool>
         return Ok(false);
     }
     out.clear();
-    for &c in cps {
-        if c < 256 {
-            out.push(crate::normalise::lower_latin1(c as u8) as u32);
-            continue;
-        }
+    out.reserve(cps.len());
+    let mut rest = cps;
+    loop {
+        // A run below 256 in one mapping pass, then the code point that ends it.
+        let narrow = rest.iter().position(|&c| c >= 256).unwrap_or(rest.len());
+        let table = &crate::normalise::LOWER_LATIN1;
+        out.extend(
+            rest[..narrow]
+                .iter()
+                .map(|&c| table[c as usize & 0xFF] as u32),
+        );
+        let Some(&c) = rest.get(narrow) else {
+            return Ok(true);
+        };
+        rest = &rest[narrow + 1..];
         let cached = LOWER_CACHE.with(|cache| cache.borrow().get(&c).copied());
         let (mapped, len) = match cached {
             Some(lowered) => lowered,
@@ -1437,7 +1494,6 @@ fn lower_wide(py: Python<'_>, cps: &[u32], out: &mut Vec<u32>) -> PyResult<bool>
         };
         out.extend_from_slice(&mapped[..len as usize]);
     }
-    Ok(true)
 }
 
 /// `chr(c).lower()`, asked of Python; None when it is longer than [`Lowered`] holds.
