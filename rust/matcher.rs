@@ -793,10 +793,10 @@ fn common_suffix(x: &[u32], y: &[u32]) -> usize {
 }
 
 /// Two sequences of code points rewritten as bytes when `b` holds at most 255 distinct elements:
-/// `b`'s elements become 1, 2, ... in first-occurrence order, `a`'s elements that `b` lacks become
-/// 0. Equal elements stay equal and unequal ones unequal (0 is in no `b`), and counts per element
-/// are kept, so every difflib answer and the containment rule are unchanged, and wide labels run
-/// on the byte searches.
+/// `b`'s distinct elements become distinct bytes, `a`'s elements that `b` lacks one byte no element
+/// of `b` has. An element of `a` and one of `b` stay equal exactly when they were, and counts per
+/// element are kept, so every difflib answer (which compares `a` with `b` only) and the containment
+/// rule are unchanged, and wide labels run on the byte searches.
 #[derive(Default)]
 pub struct ByteRemap {
     /// Basic-plane code point -> its byte (0: not in `b`), and the entries to clear after a call.
@@ -807,7 +807,8 @@ pub struct ByteRemap {
 
 impl ByteRemap {
     /// `a` and `b` as bytes in `out_a`, `out_b`; false (outputs unspecified) when `b` has more
-    /// than 255 distinct elements.
+    /// than 255 distinct elements. ASCII stays itself when `b` has at most 127 distinct other
+    /// elements (`remap_beside_ascii`); otherwise every element goes through the table.
     ///
     /// Performance notes: on wide label pairs (callgrind, 1,000 corpus pairs with a code point above
     /// 255) a loop of pushes with a break cost ~3,700 instructions a pair; mapping through a fixed
@@ -873,11 +874,11 @@ impl ByteRemap {
             }
             *out = *slot;
         }
+        // `next` is the first byte `b` left unused: a's elements absent from `b` take it. When `b`
+        // used every byte from 128 up, none is left for them, and the table remap takes the pair.
+        fits &= next <= 255;
         if fits {
-            // `next` is a byte no element of `b` has (at most 255: one was left when the loop
-            // ended, or it failed).
-            let absent = if next > 255 { 0 } else { next as u8 };
-            fits = next <= 255;
+            let absent = next as u8;
             out_a.clear();
             out_a.extend(a.iter().map(|&c| c as u8));
             for (out, &c) in out_a.iter_mut().zip(a) {
