@@ -801,8 +801,44 @@ fn common_suffix(x: &[u32], y: &[u32]) -> usize {
 pub struct ByteRemap {
     /// Basic-plane code point -> its byte (0: not in `b`), and the entries to clear after a call.
     bmp: Option<Box<[u8; 1 << 16]>>,
-    astral: HashMap<u32, u8, BuildHasherDefault<IdHasher>>,
+    astral: AstralBytes,
     touched: Vec<u32>,
+}
+
+/// Code points past the basic plane -> their bytes, for `ByteRemap`.
+type AstralBytes = HashMap<u32, u8, BuildHasherDefault<IdHasher>>;
+
+/// Where `ByteRemap` keeps the byte of `c`: the table's entry below 2**16, the map's above.
+#[inline]
+fn byte_slot<'t>(bmp: &'t mut [u8; 1 << 16], astral: &'t mut AstralBytes, c: u32) -> &'t mut u8 {
+    if c < 1 << 16 {
+        &mut bmp[c as usize & 0xFFFF]
+    } else {
+        astral.entry(c).or_insert(0)
+    }
+}
+
+/// The byte `ByteRemap` gave `c` (0: none).
+#[inline]
+fn byte_of(bmp: &[u8; 1 << 16], astral: &AstralBytes, c: u32) -> u8 {
+    if c < 1 << 16 {
+        bmp[c as usize & 0xFFFF]
+    } else {
+        astral.get(&c).copied().unwrap_or(0)
+    }
+}
+
+/// Zero the entries a call set (`touched` lists their code points), so the next call starts clean.
+fn reset_bytes(bmp: &mut [u8; 1 << 16], astral: &mut AstralBytes, touched: &mut Vec<u32>) {
+    for &c in touched.iter() {
+        if c < 1 << 16 {
+            bmp[c as usize & 0xFFFF] = 0;
+        }
+    }
+    touched.clear();
+    if !astral.is_empty() {
+        astral.clear();
+    }
 }
 
 impl ByteRemap {
@@ -858,11 +894,7 @@ impl ByteRemap {
             if c < 128 {
                 continue;
             }
-            let slot = if c < 1 << 16 {
-                &mut bmp[c as usize]
-            } else {
-                astral.entry(c).or_insert(0)
-            };
+            let slot = byte_slot(bmp, astral, c);
             if *slot == 0 {
                 if next > 255 {
                     fits = false;
@@ -885,23 +917,11 @@ impl ByteRemap {
                 if c < 128 {
                     continue;
                 }
-                let byte = if c < 1 << 16 {
-                    bmp[c as usize]
-                } else {
-                    astral.get(&c).copied().unwrap_or(0)
-                };
+                let byte = byte_of(bmp, astral, c);
                 *out = if byte == 0 { absent } else { byte };
             }
         }
-        for &c in touched.iter() {
-            if c < 1 << 16 {
-                bmp[c as usize] = 0;
-            }
-        }
-        touched.clear();
-        if !astral.is_empty() {
-            astral.clear();
-        }
+        reset_bytes(bmp, astral, touched);
         fits
     }
 
@@ -917,7 +937,11 @@ impl ByteRemap {
         out_a: &mut Vec<u8>,
         out_b: &mut Vec<u8>,
     ) -> bool {
-        let ByteRemap { bmp, touched, .. } = self;
+        let ByteRemap {
+            bmp,
+            astral,
+            touched,
+        } = self;
         let bmp: &mut [u8; 1 << 16] = bmp.get_or_insert_with(|| Box::new([0; 1 << 16]));
         touched.clear();
         touched.resize(b.len(), 0);
@@ -945,10 +969,8 @@ impl ByteRemap {
         if fits {
             out_a.extend(a.iter().map(|&c| bmp[c as usize & 0xFFFF]));
         }
-        for &c in &touched[..seen] {
-            bmp[c as usize & 0xFFFF] = 0;
-        }
-        touched.clear();
+        touched.truncate(seen);
+        reset_bytes(bmp, astral, touched);
         fits
     }
 
@@ -969,11 +991,7 @@ impl ByteRemap {
         let mut distinct = 0u32;
         out_b.clear();
         out_b.extend(b.iter().map(|&c| {
-            let slot = if c < 1 << 16 {
-                &mut bmp[c as usize & 0xFFFF]
-            } else {
-                astral.entry(c).or_insert(0)
-            };
+            let slot = byte_slot(bmp, astral, c);
             if *slot == 0 {
                 distinct += 1;
                 touched.push(c);
@@ -985,23 +1003,9 @@ impl ByteRemap {
         let fits = distinct <= 255;
         out_a.clear();
         if fits {
-            out_a.extend(a.iter().map(|&c| {
-                if c < 1 << 16 {
-                    bmp[c as usize & 0xFFFF]
-                } else {
-                    astral.get(&c).copied().unwrap_or(0)
-                }
-            }));
+            out_a.extend(a.iter().map(|&c| byte_of(bmp, astral, c)));
         }
-        for &c in touched.iter() {
-            if c < 1 << 16 {
-                bmp[c as usize & 0xFFFF] = 0;
-            }
-        }
-        touched.clear();
-        if !astral.is_empty() {
-            astral.clear();
-        }
+        reset_bytes(bmp, astral, touched);
         fits
     }
 }
