@@ -1235,12 +1235,14 @@ impl Matcher {
                 let window = (alo, ahi, blo, bhi);
                 if T::DIRECT_ALPHABET == 256 {
                     // Labels: no memo (one closure as small as the byte search needs inlined).
-                    self.each_match_in_row(b, r, blo, bhi, |m, j| {
+                    // A round with stride >= 2 returns a run of at least 2, and any shorter run it
+                    // misses only lowers `known`, a lower bound either way.
+                    self.each_match_in_row(b, r, blo, bhi, stride >= 2, |m, j| {
                         let run = m.run_through(b, r, j, window);
                         keep_longest(&mut best, run);
                     });
                 } else {
-                    self.each_match_in_row(b, r, blo, bhi, |m, j| {
+                    self.each_match_in_row(b, r, blo, bhi, false, |m, j| {
                         if r < last.2 && r - last.0 == j.wrapping_sub(last.1) {
                             return;
                         }
@@ -1281,6 +1283,15 @@ impl Matcher {
 
     /// Call `f` with each column `j` in `blo..bhi`, ascending, where `b[j]` equals `a[r]`. Byte
     /// strings compare 16 columns a step; others read `b`'s bitsets.
+    ///
+    /// With `runs_only`, byte strings may skip a match whose diagonal neighbours (`(r - 1, j - 1)`
+    /// and `(r + 1, j + 1)`) both differ: it lies on no run longer than 1, and every run of 2 or
+    /// more keeps all its matches. (Neighbours are compared even outside the range, which can
+    /// only keep a match, never skip one.)
+    ///
+    /// Performance notes: the anchor rows of a label pair's first range meet ~13 equal bytes, and
+    /// only ~2.6 of them have an equal neighbour (the sample pairs of `examples/bench_pairs.rs`);
+    /// each skipped one saves extending it both ways.
     #[inline(always)]
     fn each_match_in_row<T: Sym>(
         &self,
@@ -1288,6 +1299,7 @@ impl Matcher {
         r: usize,
         blo: usize,
         bhi: usize,
+        runs_only: bool,
         mut f: impl FnMut(&Self, usize),
     ) {
         #[cfg(target_arch = "x86_64")]
@@ -1296,17 +1308,25 @@ impl Matcher {
             debug_assert!(b.all_indexed);
             use std::arch::x86_64::*;
             let bytes = &b.bytes[FRONT_PAD..];
+            let row_eq = |row: usize, from: &[u8]| -> u32 {
+                // SAFETY: SSE2 is in the x86_64 baseline; the slice holds 16 bytes (checked).
+                unsafe {
+                    let x = _mm_loadu_si128(SPLAT[self.a_bytes[row] as usize].as_ptr().cast());
+                    let v = _mm_loadu_si128(from[..16].as_ptr().cast());
+                    _mm_movemask_epi8(_mm_cmpeq_epi8(v, x)) as u32
+                }
+            };
             let mut c = blo;
             while c < bhi {
-                // SAFETY: SSE2 is in the x86_64 baseline; `bytes` extends DENSE_PAD (>= 16) bytes
-                // past `b`, so the 16 bytes from any c < len(b) are readable.
-                let mut hits = unsafe {
-                    let x = _mm_loadu_si128(
-                        SPLAT[self.a_bytes[FRONT_PAD + r] as usize].as_ptr().cast(),
-                    );
-                    let v = _mm_loadu_si128(bytes[c..c + 16].as_ptr().cast());
-                    _mm_movemask_epi8(_mm_cmpeq_epi8(v, x)) as u32
-                };
+                // `bytes` extends DENSE_PAD (>= 17) bytes past `b` and FRONT_PAD (>= 1) before it,
+                // as `a_bytes` does: the 16 bytes from any c - 1, c or c + 1 (c < len(b)) and the
+                // bytes of rows r - 1 and r + 1 are readable.
+                let mut hits = row_eq(FRONT_PAD + r, &bytes[c..]);
+                if runs_only && hits != 0 {
+                    let before = row_eq(FRONT_PAD + r - 1, &b.bytes[FRONT_PAD + c - 1..]);
+                    let after = row_eq(FRONT_PAD + r + 1, &bytes[c + 1..]);
+                    hits &= before | after;
+                }
                 if bhi - c < 16 {
                     hits &= (1u32 << (bhi - c)) - 1;
                 }
@@ -1711,7 +1731,7 @@ impl Matcher {
         let mut r = RUN_LIST_STRIDE - 1;
         while r < la && work <= budget && runs.len() <= RUN_LIST_MAX_RUNS {
             open.retain(|&(_, end)| end > r);
-            self.each_match_in_row(b, r, 0, lb, |m, j| {
+            self.each_match_in_row(b, r, 0, lb, false, |m, j| {
                 let diagonal = j + la - r;
                 work += 1 + open.len();
                 if open.iter().any(|&(d, _)| d == diagonal) {
