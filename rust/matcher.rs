@@ -1261,6 +1261,12 @@ impl Matcher {
             if size >= stride || stride == 1 {
                 return (si, sj, size);
             }
+            if stride == known {
+                // Every run of `known` or more covers an anchor row of this round, so there is
+                // none: `known` was no lower bound. A caller's error, but it must not loop.
+                debug_assert!(false, "anchor_core: no run of the known length {known}");
+                known = size;
+            }
             known = known.max(size);
             stride /= 2;
         }
@@ -2515,9 +2521,10 @@ mod tests {
         every_search_case();
     }
 
-    /// The byte DP's limits: ranges either side of `LANE_ROWS_MAX` rows (byte row offsets) and of
-    /// each vector count's width, with the longest run planted to end on the last row, and small
-    /// alphabets for ties between runs ending on the same row or in the same column.
+    /// The byte searches' limits: ranges either side of `LANE_ROWS_MAX` rows (byte row offsets), of
+    /// each vector count's width and of `ANCHOR_MIN_RUN`, with the longest run planted to end on
+    /// the last row, and small alphabets for ties between runs ending on the same row or in the
+    /// same column.
     #[test]
     fn byte_dp_row_and_width_limits() {
         let mut rng = Rng(0x5EED_F1A7);
@@ -2525,7 +2532,7 @@ mod tests {
         let mut m = Matcher::new();
         for rows in [1, 2, 31, 32, 33, 253, 254, 255, 256, 257, 300] {
             for width in [1, 2, 15, 16, 17, 31, 32, 33, 63, 64, 65, 96, 97, 127, 128] {
-                for trial in 0..6 {
+                for trial in 0..9 {
                     let alphabet = [2, 3, 4][trial % 3];
                     let mut a: Vec<u8> = (0..rows)
                         .map(|_| b'a' + rng.below(alphabet) as u8)
@@ -2534,8 +2541,13 @@ mod tests {
                         .map(|_| b'a' + rng.below(alphabet) as u8)
                         .collect();
                     if trial >= 3 {
-                        // A run of a letter outside the alphabet, ending on a's last row.
-                        let k = 1 + rng.below(rows.min(width));
+                        // A run of a letter outside the alphabet, ending on a's last row: of
+                        // any length, or either side of ANCHOR_MIN_RUN.
+                        let k = if trial >= 6 {
+                            (ANCHOR_MIN_RUN + trial - 7).min(rows.min(width))
+                        } else {
+                            1 + rng.below(rows.min(width))
+                        };
                         let at = rng.below(width - k + 1);
                         a[rows - k..].fill(b'z');
                         b[at..at + k].fill(b'z');
