@@ -1099,10 +1099,14 @@ impl Matcher {
                 found.map_or((alo, blo, 0), |(i, j)| (i, j, 1))
             } else if known >= ANCHOR_MIN_RUN {
                 self.anchor_core(b, alo, ahi, blo, bhi, known)
-            } else if narrow && width <= 16 * DENSE_REG_VECTORS {
-                self.dense_regs(b, alo, ahi, blo, bhi)
             } else if narrow && width <= DENSE_MAX_WIDTH {
-                self.dense_core(b, alo, ahi, blo, bhi)
+                if let Some(found) = self.dense_avx2(b, alo, ahi, blo, bhi) {
+                    found
+                } else if width <= 16 * DENSE_REG_VECTORS {
+                    self.dense_regs(b, alo, ahi, blo, bhi)
+                } else {
+                    self.dense_core(b, alo, ahi, blo, bhi)
+                }
             } else {
                 // Wider than a byte can count, or wide text: anchors from the top (measured on
                 // wide label pairs: fewer instructions than difflib's sparse search).
@@ -1519,27 +1523,42 @@ impl Matcher {
         (besti, bestj, bestsize)
     }
 
-    /// The byte DP of `dense_core` for a range at most `16 * DENSE_REG_VECTORS` wide and a `b` with
-    /// no junk or popular element, holding the whole row in registers.
-    fn dense_regs<T: Sym>(
-        &mut self,
+    /// The byte DP on AVX2 (`dense_rows_avx2`) for a `b` with no junk or popular element, or None
+    /// when this CPU lacks AVX2 or the range fits neither way: as it is (at most 128 columns and
+    /// `LANE_ROWS_MAX` rows) or transposed (at most 128 rows and `LANE_ROWS_MAX` columns). When
+    /// it fits both ways, the one with fewer vector steps (a row of 32 lanes is one step).
+    ///
+    /// Performance notes: a range taller than wide took one step per row; transposed it takes one
+    /// per column. Over the sample pairs' sub-ranges (`examples/bench_pairs.rs`) that is 170 ->
+    /// 130 vector steps a pair, and the rare ranges of 129-255 columns leave `dense_core`'s SSE2
+    /// rows (~5% of a ratio's instructions on the sample) when they are at most 128 rows tall.
+    fn dense_avx2<T: Sym>(
+        &self,
         b: &BSide<T>,
         alo: usize,
         ahi: usize,
         blo: usize,
         bhi: usize,
-    ) -> (usize, usize, usize) {
+    ) -> Option<(usize, usize, usize)> {
         #[cfg(target_arch = "x86_64")]
-        if ahi - alo <= LANE_ROWS_MAX && has_avx2() {
+        if has_avx2() {
             let (a, bytes) = (&self.a_bytes[FRONT_PAD..], &b.bytes[FRONT_PAD..]);
             let (rows, width) = (ahi - alo, bhi - blo);
-            // A range taller than wide is cheaper with b's elements as the rows and a's as the
-            // lanes (both byte copies are padded alike), when that takes fewer vector steps.
-            let transpose = rows <= 16 * DENSE_REG_VECTORS
-                && width * rows.div_ceil(32) < rows * width.div_ceil(32);
-            // SAFETY: the CPU has AVX2 (checked above); the widths match the vector counts, and
-            // a transposed range has at most 128 lanes and 128 (< LANE_ROWS_MAX) rows.
-            return unsafe {
+            let lanes_max = 16 * DENSE_REG_VECTORS;
+            let steps = |lanes: usize, rows: usize| {
+                (lanes <= lanes_max && rows <= LANE_ROWS_MAX).then(|| rows * lanes.div_ceil(32))
+            };
+            let (straight, transposed) = (steps(width, rows), steps(rows, width));
+            if straight.is_none() && transposed.is_none() {
+                return None;
+            }
+            // SAFETY: the CPU has AVX2 (checked above); the lanes (at most 128) match the vector
+            // counts and the rows are at most LANE_ROWS_MAX; both byte copies are padded alike.
+            let transpose = match (straight, transposed) {
+                (Some(straight), Some(transposed)) => transposed < straight,
+                (_, transposed) => transposed.is_some(),
+            };
+            return Some(unsafe {
                 if transpose {
                     let (i, j, k) = match rows.div_ceil(32) {
                         1 => dense_rows_avx2::<1, true>(bytes, a, blo, bhi, alo, ahi),
@@ -1556,8 +1575,22 @@ impl Matcher {
                         _ => dense_rows_avx2::<4, false>(a, bytes, alo, ahi, blo, bhi),
                     }
                 }
-            };
+            });
         }
+        None
+    }
+
+    /// The byte DP of `dense_core` for a range at most `16 * DENSE_REG_VECTORS` wide and a `b` with
+    /// no junk or popular element, holding the whole row in SSE2 registers (where `dense_avx2`
+    /// does not run: no AVX2, or over `LANE_ROWS_MAX` rows).
+    fn dense_regs<T: Sym>(
+        &mut self,
+        b: &BSide<T>,
+        alo: usize,
+        ahi: usize,
+        blo: usize,
+        bhi: usize,
+    ) -> (usize, usize, usize) {
         match (bhi - blo).div_ceil(16) {
             0 => (alo, blo, 0),
             1 => self.dense_regs_n::<T, 1>(b, alo, ahi, blo, bhi),
@@ -1940,8 +1973,7 @@ const LANE_ROWS_MAX: usize = 255;
 /// for the 17-64-column ranges most sub-ranges of the recursion are (measured with callgrind on
 /// label pairs, examples/bench_pairs.rs). An earlier version tested every row against the best so
 /// far and searched the row when it beat it; perf put a third of this function's time on that
-/// branch, which depends on the text and mispredicts. Ranges taller than wide are transposed when
-/// that takes fewer vector steps: over the sample pairs' sub-ranges, 170 -> 130 vector rows a pair.
+/// branch, which depends on the text and mispredicts.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn dense_rows_avx2<const N: usize, const TRANSPOSED: bool>(
@@ -2554,7 +2586,8 @@ mod tests {
     }
 
     /// The byte searches' limits: ranges either side of `LANE_ROWS_MAX` rows (byte row offsets), of
-    /// each vector count's width and of `ANCHOR_MIN_RUN`, with the longest run planted to end on
+    /// each vector count's width (either way round: tall ranges run transposed), of
+    /// `DENSE_MAX_WIDTH` and of `ANCHOR_MIN_RUN`, with the longest run planted to end on
     /// the last row, and small alphabets for ties between runs ending on the same row or in the
     /// same column.
     #[test]
@@ -2563,7 +2596,9 @@ mod tests {
         let mut side = BSide::<u8>::default();
         let mut m = Matcher::new();
         for rows in [1, 2, 31, 32, 33, 253, 254, 255, 256, 257, 300] {
-            for width in [1, 2, 15, 16, 17, 31, 32, 33, 63, 64, 65, 96, 97, 127, 128] {
+            for width in [
+                1, 2, 15, 16, 17, 31, 32, 33, 63, 64, 65, 96, 97, 127, 128, 129, 200, 255,
+            ] {
                 for trial in 0..9 {
                     let alphabet = [2, 3, 4][trial % 3];
                     let mut a: Vec<u8> = (0..rows)
