@@ -1552,12 +1552,12 @@ impl Matcher {
             if straight.is_none() && transposed.is_none() {
                 return None;
             }
-            // SAFETY: the CPU has AVX2 (checked above); the lanes (at most 128) match the vector
-            // counts and the rows are at most LANE_ROWS_MAX; both byte copies are padded alike.
             let transpose = match (straight, transposed) {
                 (Some(straight), Some(transposed)) => transposed < straight,
                 (_, transposed) => transposed.is_some(),
             };
+            // SAFETY: the CPU has AVX2 (checked above); the lanes (at most 128) match the vector
+            // counts and the rows are at most LANE_ROWS_MAX; both byte copies are padded alike.
             return Some(unsafe {
                 if transpose {
                     let (i, j, k) = match rows.div_ceil(32) {
@@ -2595,7 +2595,9 @@ mod tests {
         let mut rng = Rng(0x5EED_F1A7);
         let mut side = BSide::<u8>::default();
         let mut m = Matcher::new();
-        for rows in [1, 2, 31, 32, 33, 253, 254, 255, 256, 257, 300] {
+        for rows in [
+            1, 2, 31, 32, 33, 64, 65, 127, 128, 129, 253, 254, 255, 256, 257, 300,
+        ] {
             for width in [
                 1, 2, 15, 16, 17, 31, 32, 33, 63, 64, 65, 96, 97, 127, 128, 129, 200, 255,
             ] {
