@@ -842,6 +842,12 @@ fn reset_bytes(bmp: &mut [u8; 1 << 16], astral: &mut AstralBytes, touched: &mut 
 }
 
 impl ByteRemap {
+    /// The basic-plane table (allocated on first use), the astral map and the touched list.
+    fn tables(&mut self) -> (&mut [u8; 1 << 16], &mut AstralBytes, &mut Vec<u32>) {
+        let bmp = self.bmp.get_or_insert_with(|| Box::new([0; 1 << 16]));
+        (bmp, &mut self.astral, &mut self.touched)
+    }
+
     /// `a` and `b` as bytes in `out_a`, `out_b`; false (outputs unspecified) when `b` has more
     /// than 255 distinct elements. ASCII stays itself when `b` has at most 127 distinct other
     /// elements (`remap_beside_ascii`); otherwise every element goes through the table.
@@ -880,12 +886,7 @@ impl ByteRemap {
         out_a: &mut Vec<u8>,
         out_b: &mut Vec<u8>,
     ) -> bool {
-        let ByteRemap {
-            bmp,
-            astral,
-            touched,
-        } = self;
-        let bmp: &mut [u8; 1 << 16] = bmp.get_or_insert_with(|| Box::new([0; 1 << 16]));
+        let (bmp, astral, touched) = self.tables();
         out_b.clear();
         out_b.extend(b.iter().map(|&c| c as u8));
         let mut next = 128u32;
@@ -937,12 +938,7 @@ impl ByteRemap {
         out_a: &mut Vec<u8>,
         out_b: &mut Vec<u8>,
     ) -> bool {
-        let ByteRemap {
-            bmp,
-            astral,
-            touched,
-        } = self;
-        let bmp: &mut [u8; 1 << 16] = bmp.get_or_insert_with(|| Box::new([0; 1 << 16]));
+        let (bmp, astral, touched) = self.tables();
         touched.clear();
         touched.resize(b.len(), 0);
         out_b.clear();
@@ -982,12 +978,7 @@ impl ByteRemap {
         out_a: &mut Vec<u8>,
         out_b: &mut Vec<u8>,
     ) -> bool {
-        let ByteRemap {
-            bmp,
-            astral,
-            touched,
-        } = self;
-        let bmp: &mut [u8; 1 << 16] = bmp.get_or_insert_with(|| Box::new([0; 1 << 16]));
+        let (bmp, astral, touched) = self.tables();
         let mut distinct = 0u32;
         out_b.clear();
         out_b.extend(b.iter().map(|&c| {
