@@ -1,12 +1,13 @@
 """One call from Python, one pair: memdedup's ratio and labels_match against the peers, in one run.
 
-    python benches/bench_core.py [--corpus PATH] [--pairs N] [--rounds R]
+    python benches/bench_core.py [--corpus PATH] [--pairs N] [--rounds R] [--min-seconds S]
 
 Pairs are real labels sharing a 20-character prefix (the write-time candidate path), from the shared
 PyPI corpus when present, else the bundled sample. Every figure is a time per pair (the best of R
-interleaved rounds) and a ratio to memdedup measured in the same run; a peer that is not installed
-is skipped and said so. Results are also checked for equality with difflib (difflib-fast only with
-autojunk=False, the one mode it has).
+interleaved rounds, each timing whole passes over the pairs for at least --min-seconds) and a ratio
+to memdedup measured in the same run; a peer that is not installed is skipped and said so. Results
+are also checked for equality with difflib (difflib-fast only with autojunk=False, the one mode it
+has).
 """
 
 from __future__ import annotations
@@ -26,18 +27,29 @@ from _corpus import default_corpus, prefix_pairs, read_labels
 from memdedup import _reference
 
 
-def one_pass(fn: Callable[[str, str], object], pairs: list[tuple[str, str]]) -> float:
-    """One pass over ``pairs``, in microseconds per pair."""
-    start = time.perf_counter()
-    for a, b in pairs:
-        fn(a, b)
-    return (time.perf_counter() - start) / len(pairs) * 1e6
+def timed(fn: Callable[[str, str], object], pairs: list[tuple[str, str]], min_seconds: float) -> float:
+    """Passes over ``pairs`` until ``min_seconds`` have gone by, in microseconds per pair (the mean).
+
+    A single pass of a fast contender lasts a few milliseconds, so it was timed cold (caches and
+    branch predictors just used by the previous contender's slow pass) and at the timer's noise; a
+    pass of a pure-Python peer already lasts longer than ``min_seconds``, so it still runs once.
+    """
+    passes, start = 0, time.perf_counter()
+    while True:
+        for a, b in pairs:
+            fn(a, b)
+        passes += 1
+        elapsed = time.perf_counter() - start
+        if elapsed >= min_seconds:
+            return elapsed / (passes * len(pairs)) * 1e6
 
 
 def interleaved(
-    contenders: dict[str, tuple[Callable[[str, str], object], list[tuple[str, str]]]], rounds: int
+    contenders: dict[str, tuple[Callable[[str, str], object], list[tuple[str, str]]]],
+    rounds: int,
+    min_seconds: float,
 ) -> dict[str, float]:
-    """Best pass of each contender over ``rounds`` rounds, contenders taking turns within a round.
+    """Best round of each contender over ``rounds`` rounds, contenders taking turns within a round.
 
     This machine's speed drifts by tens of percent over seconds; measuring every contender in each
     round, and keeping each one's best, keeps a slow spell from landing on one of them only.
@@ -45,7 +57,7 @@ def interleaved(
     best = {name: float("inf") for name in contenders}
     for _ in range(rounds):
         for name, (fn, subset) in contenders.items():
-            best[name] = min(best[name], one_pass(fn, subset))
+            best[name] = min(best[name], timed(fn, subset, min_seconds))
     return best
 
 
@@ -74,6 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pairs", type=int, default=20_000)
     parser.add_argument("--slow-pairs", type=int, default=2_000, help="pairs for the pure-Python peers")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds; each keeps its best")
+    parser.add_argument(
+        "--min-seconds", type=float, default=0.2, help="each contender's least time in a round (whole passes)"
+    )
     args = parser.parse_args(argv)
 
     labels = read_labels(args.corpus, limit=400_000)
@@ -96,14 +111,16 @@ def main(argv: list[str] | None = None) -> int:
     }
     for name, fn in peers().items():
         contenders[name] = (fn, slow if name.startswith(("difflib (", "cdifflib")) else pairs)
-    times = interleaved(contenders, args.rounds)
+    times = interleaved(contenders, args.rounds, args.min_seconds)
     print(f"{'ratio(a, b), one call':34s} {'us/pair':>9s} {'x memdedup':>11s} {'pairs':>7s}")
     for name, (_fn, subset) in contenders.items():
         ours = times["memdedup.ratio (sample)" if subset is slow else "memdedup.ratio"]
         print(f"{name:34s} {times[name]:9.3f} {times[name] / ours:11.1f} {len(subset):7d}")
 
     times = interleaved(
-        {"ours": (memdedup.labels_match, slow), "reference": (_reference.labels_match, slow)}, args.rounds
+        {"ours": (memdedup.labels_match, slow), "reference": (_reference.labels_match, slow)},
+        args.rounds,
+        args.min_seconds,
     )
     ours_match, ref_match = times["ours"], times["reference"]
     print(f"\n{'labels_match(stored, incoming)':34s} {'us/pair':>9s} {'x memdedup':>11s} {'pairs':>7s}")
