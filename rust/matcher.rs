@@ -2118,7 +2118,7 @@ unsafe fn dense_rows_avx2<const N: usize, const TRANSPOSED: bool>(
         *v = _mm256_loadu_si256(bytes.as_ptr().add(32 * k).cast());
     }
     // Lanes past the range (in the last vector only) never feed lower lanes; they are masked out of
-    // the per-column bests.
+    // the per-column bests after the last row.
     let left = (width - 32 * (N - 1)) as i8;
     let last_mask = _mm256_cmpgt_epi8(_mm256_set1_epi8(left), lane);
     let mut prev = [zero; N];
@@ -2138,12 +2138,7 @@ unsafe fn dense_rows_avx2<const N: usize, const TRANSPOSED: bool>(
             let shifted = _mm256_alignr_epi8(prev[k], spliced, 15);
             let eq = _mm256_cmpeq_epi8(bv[k], x);
             let cur = _mm256_and_si256(_mm256_sub_epi8(shifted, ones), eq);
-            let counted = if k + 1 < N {
-                cur
-            } else {
-                _mm256_and_si256(cur, last_mask)
-            };
-            let longer = _mm256_max_epu8(longest[k], counted);
+            let longer = _mm256_max_epu8(longest[k], cur);
             let kept = _mm256_cmpeq_epi8(longer, longest[k]);
             first_row[k] = _mm256_blendv_epi8(row, first_row[k], kept);
             longest[k] = longer;
@@ -2151,6 +2146,9 @@ unsafe fn dense_rows_avx2<const N: usize, const TRANSPOSED: bool>(
         }
         row = _mm256_sub_epi8(row, ones);
     }
+    // Lanes past the range kept runs of their own (which never reach lower lanes): dropped once here
+    // rather than masked on every row.
+    longest[N - 1] = _mm256_and_si256(longest[N - 1], last_mask);
     let mut top = longest[0];
     for v in &longest[1..] {
         top = _mm256_max_epu8(top, *v);
