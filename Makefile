@@ -26,6 +26,7 @@ lint:
 	ruff format --check python tests benches
 	cargo fmt --check
 	cargo clippy --all-targets --features python -- -D warnings
+	cargo clippy --lib --features abi3 -- -D warnings
 
 fmt:
 	ruff format python tests benches

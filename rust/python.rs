@@ -885,16 +885,25 @@ impl<'a, 'py> Items<'a, 'py> {
         }
     }
 
-    /// Item `i` (below `len`), borrowed.
+    /// Item `i` (below `len`), borrowed: read from the object itself, except in an `abi3` build
+    /// (where the layout is not part of the API).
     #[inline]
     fn get(&self, i: usize) -> *mut ffi::PyObject {
+        let (seq, i) = (self.seq.as_ptr(), i as ffi::Py_ssize_t);
         // SAFETY: `seq` is an exact list or tuple we hold and i < len (a list does not change size
         // while no Python code runs).
         unsafe {
+            #[cfg(not(feature = "abi3"))]
             if self.is_list {
-                ffi::PyList_GetItem(self.seq.as_ptr(), i as ffi::Py_ssize_t)
+                ffi::PyList_GET_ITEM(seq, i)
             } else {
-                ffi::PyTuple_GetItem(self.seq.as_ptr(), i as ffi::Py_ssize_t)
+                ffi::PyTuple_GET_ITEM(seq, i)
+            }
+            #[cfg(feature = "abi3")]
+            if self.is_list {
+                ffi::PyList_GetItem(seq, i)
+            } else {
+                ffi::PyTuple_GetItem(seq, i)
             }
         }
     }
@@ -1004,7 +1013,7 @@ impl ElementTable {
                 if !ElementTable::admits(is_str, item) {
                     return Ok(false);
                 }
-                let hash = hash_of(py, item)?;
+                let hash = hash_of(py, item, is_str)?;
                 // A slot of the table (the mask keeps it in bounds).
                 prefetch_address(slots.wrapping_add(hash as usize & mask).cast());
                 *entry = (item, hash);
@@ -1074,9 +1083,20 @@ impl ElementTable {
     }
 }
 
-/// `hash(item)`, cached by `str` and `bytes` objects after the first call.
+/// `hash(item)` of an exact `str` (`is_str`) or `bytes`, which cache it after the first call: a
+/// `str`'s cache is read directly, except in an `abi3` build.
 #[inline]
-fn hash_of(py: Python<'_>, item: *mut ffi::PyObject) -> PyResult<ffi::Py_hash_t> {
+fn hash_of(py: Python<'_>, item: *mut ffi::PyObject, is_str: bool) -> PyResult<ffi::Py_hash_t> {
+    #[cfg(not(feature = "abi3"))]
+    if is_str {
+        // SAFETY: an exact str; -1 means not computed yet.
+        let cached = unsafe { (*item.cast::<ffi::PyASCIIObject>()).hash };
+        if cached != -1 {
+            return Ok(cached);
+        }
+    }
+    #[cfg(feature = "abi3")]
+    let _ = is_str;
     // SAFETY: a live object.
     match unsafe { ffi::PyObject_Hash(item) } {
         -1 => Err(PyErr::fetch(py)),
