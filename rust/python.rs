@@ -893,13 +893,13 @@ impl<'a, 'py> Items<'a, 'py> {
         // SAFETY: `seq` is an exact list or tuple we hold and i < len (a list does not change size
         // while no Python code runs).
         unsafe {
-            #[cfg(not(feature = "abi3"))]
+            #[cfg(not(any(Py_LIMITED_API, PyPy, GraalPy)))]
             if self.is_list {
                 ffi::PyList_GET_ITEM(seq, i)
             } else {
                 ffi::PyTuple_GET_ITEM(seq, i)
             }
-            #[cfg(feature = "abi3")]
+            #[cfg(any(Py_LIMITED_API, PyPy, GraalPy))]
             if self.is_list {
                 ffi::PyList_GetItem(seq, i)
             } else {
@@ -1066,6 +1066,13 @@ impl ElementTable {
         x: *mut ffi::PyObject,
         y: *mut ffi::PyObject,
     ) -> PyResult<bool> {
+        #[cfg(not(any(Py_LIMITED_API, PyPy, GraalPy, Py_3_14)))]
+        if self.is_str {
+            // SAFETY: both are live exact strs.
+            if let Some(equal) = unsafe { str_equal(x, y) } {
+                return Ok(equal);
+            }
+        }
         // SAFETY: both are live objects of the table's exact type.
         let (result, failed) = unsafe {
             if self.is_str {
@@ -1083,11 +1090,40 @@ impl ElementTable {
     }
 }
 
+/// `x == y` for two exact strs, as `str.__eq__` decides it (equal length, kind and code units), read
+/// from the objects; None for a string not in canonical form yet (a 3.11 legacy string), which
+/// `PyUnicode_Compare` then handles.
+///
+/// Performance notes: when two line lists do not share objects (two reads of a file), every line
+/// of `a` is compared with `b`'s equal line; `PyUnicode_Compare` (two calls, type checks, then a
+/// three-way memcmp) took ~15% of such a line diff (perf).
+///
+/// SAFETY: `x` and `y` must be live exact strs.
+#[cfg(not(any(Py_LIMITED_API, PyPy, GraalPy, Py_3_14)))]
+#[inline]
+unsafe fn str_equal(x: *mut ffi::PyObject, y: *mut ffi::PyObject) -> Option<bool> {
+    #[cfg(not(Py_3_12))]
+    if ffi::PyUnicode_IS_READY(x) == 0 || ffi::PyUnicode_IS_READY(y) == 0 {
+        return None;
+    }
+    let len = ffi::PyUnicode_GET_LENGTH(x) as usize;
+    let kind = ffi::PyUnicode_KIND(x);
+    if len != ffi::PyUnicode_GET_LENGTH(y) as usize || kind != ffi::PyUnicode_KIND(y) {
+        return Some(false);
+    }
+    let bytes = len * kind as usize;
+    let (px, py) = (
+        ffi::PyUnicode_DATA(x).cast::<u8>(),
+        ffi::PyUnicode_DATA(y).cast::<u8>(),
+    );
+    Some(std::slice::from_raw_parts(px, bytes) == std::slice::from_raw_parts(py, bytes))
+}
+
 /// `hash(item)` of an exact `str` (`is_str`) or `bytes`, which cache it after the first call: a
-/// `str`'s cache is read directly, except in an `abi3` build.
+/// `str`'s cache is read directly, except in an `abi3` build (or on PyPy).
 #[inline]
 fn hash_of(py: Python<'_>, item: *mut ffi::PyObject, is_str: bool) -> PyResult<ffi::Py_hash_t> {
-    #[cfg(not(feature = "abi3"))]
+    #[cfg(not(any(Py_LIMITED_API, PyPy, GraalPy)))]
     if is_str {
         // SAFETY: an exact str; -1 means not computed yet.
         let cached = unsafe { (*item.cast::<ffi::PyASCIIObject>()).hash };
@@ -1095,7 +1131,7 @@ fn hash_of(py: Python<'_>, item: *mut ffi::PyObject, is_str: bool) -> PyResult<f
             return Ok(cached);
         }
     }
-    #[cfg(feature = "abi3")]
+    #[cfg(any(Py_LIMITED_API, PyPy, GraalPy))]
     let _ = is_str;
     // SAFETY: a live object.
     match unsafe { ffi::PyObject_Hash(item) } {
