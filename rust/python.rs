@@ -738,7 +738,7 @@ fn close_matches(
             if ffi::PyUnicode_CheckExact(x) == 0 {
                 return Ok(false);
             }
-            ffi::PyUnicode_GetLength(x) as usize
+            str_len(x)
         };
         if lx + lw == 0 || ratio_of(lx.min(lw), lx + lw) >= cutoff {
             // SAFETY: as above; an exact str, with a reference of our own for the copy.
@@ -1415,23 +1415,56 @@ fn each_list_item(
     range: std::ops::Range<usize>,
     mut f: impl FnMut(*mut ffi::PyObject) -> PyResult<()>,
 ) -> PyResult<()> {
+    let ptr = list.as_ptr();
     for i in range.clone() {
-        // The live length: a label's __str__ may run any code, shortening the list included (an
-        // out-of-range PyList_GetItem would leave an IndexError set).
-        if i + PREFETCH_AHEAD < list.len().min(range.end) {
-            // SAFETY: a borrowed item of a list we hold, only used as an address to prefetch.
-            prefetch_object(unsafe {
-                ffi::PyList_GetItem(list.as_ptr(), (i + PREFETCH_AHEAD) as ffi::Py_ssize_t)
-            });
+        // Read at the live length: a label's __str__ may run any code, shortening the list too.
+        if i + PREFETCH_AHEAD < range.end {
+            // SAFETY: a list we hold; the item (or null) is only used as an address to prefetch.
+            prefetch_object(unsafe { list_item(ptr, i + PREFETCH_AHEAD) });
         }
-        // SAFETY: `list` is a list we hold; NULL (with an IndexError set) past its end.
-        let item = unsafe { ffi::PyList_GetItem(list.as_ptr(), i as ffi::Py_ssize_t) };
+        // SAFETY: a list we hold.
+        let item = unsafe { list_item(ptr, i) };
         if item.is_null() {
-            return Err(PyErr::fetch(list.py()));
+            return Err(pyo3::exceptions::PyIndexError::new_err(
+                "list index out of range",
+            ));
         }
         f(item)?;
     }
     Ok(())
+}
+
+/// The length of an exact str, read from the object except in an `abi3` build (or on PyPy).
+///
+/// SAFETY: `s` must be a live exact str.
+#[inline]
+unsafe fn str_len(s: *mut ffi::PyObject) -> usize {
+    #[cfg(not(any(Py_LIMITED_API, PyPy, GraalPy, Py_3_12)))]
+    if ffi::PyUnicode_IS_READY(s) == 0 {
+        // A 3.11 legacy string: the function readies it first.
+        return ffi::PyUnicode_GetLength(s) as usize;
+    }
+    #[cfg(not(any(Py_LIMITED_API, PyPy, GraalPy)))]
+    return ffi::PyUnicode_GET_LENGTH(s) as usize;
+    #[cfg(any(Py_LIMITED_API, PyPy, GraalPy))]
+    return ffi::PyUnicode_GetLength(s) as usize;
+}
+
+/// Item `i` of `list`, borrowed, or null when `i` is past its current end (no error set): read from
+/// the list itself, except in an `abi3` build (or on PyPy).
+///
+/// SAFETY: `list` must be a live list.
+#[inline]
+unsafe fn list_item(list: *mut ffi::PyObject, i: usize) -> *mut ffi::PyObject {
+    #[cfg(not(any(Py_LIMITED_API, PyPy, GraalPy)))]
+    let (len, item) = (ffi::PyList_GET_SIZE(list), ffi::PyList_GET_ITEM);
+    #[cfg(any(Py_LIMITED_API, PyPy, GraalPy))]
+    let (len, item) = (ffi::PyList_Size(list), ffi::PyList_GetItem);
+    if i < len as usize {
+        item(list, i as ffi::Py_ssize_t)
+    } else {
+        std::ptr::null_mut()
+    }
 }
 
 /// How many items ahead of its use an object (or table slot) is prefetched.
