@@ -917,8 +917,8 @@ impl<'a, 'py> Items<'a, 'py> {
 /// Performance notes: mapping lines to ids with a Python dict (`dict(zip(b, range))`, then
 /// `map(codes.get, a)`, then extracting the int lists) took ~390 ns a line of a line diff, most of
 /// a `SequenceMatcher` call; this table reads each element's cached hash, compares only on equal
-/// hashes (with `PyUnicode_Compare` for strs, no bool objects), and takes no reference per item,
-/// only per distinct element. Slots are 8 bytes (half of the hash, the id).
+/// hashes (strs in place by `str_equal`, else `PyUnicode_Compare`; no bool objects), and takes no
+/// reference per item, only per distinct element. Slots are 8 bytes (half of the hash, the id).
 struct ElementTable {
     /// Whether the elements are `str` (else `bytes`).
     is_str: bool,
