@@ -922,6 +922,8 @@ impl<'a, 'py> Items<'a, 'py> {
 struct ElementTable {
     /// Whether the elements are `str` (else `bytes`).
     is_str: bool,
+    /// How elements are hashed (the same for every element the table stores or looks up).
+    hashing: Hashing,
     /// Open addressing: `(hash as u32, id)`, id [`EMPTY_SLOT`] when free.
     slots: Vec<(u32, u32)>,
     /// The distinct elements by id (each one's first occurrence, as `b2j`'s keys are).
@@ -956,30 +958,32 @@ impl ElementTable {
         let capacity = (items.len + items.len / 2).next_power_of_two().max(16);
         let mut table = ElementTable {
             is_str,
+            hashing: Hashing::for_items(items, is_str),
             slots: vec![(0, EMPTY_SLOT); capacity],
             elems: Vec::new(),
         };
         let mut ids = Vec::with_capacity(items.len);
         let mut counts: Vec<u32> = Vec::new();
-        let admitted = ElementTable::each_hashed(py, items, table.layout(), |item, hash| {
-            ids.push(match table.find(py, item, hash)? {
-                Ok(id) => {
-                    counts[id as usize] += 1;
-                    id
-                }
-                Err(slot) => {
-                    let id = table.elems.len() as u32;
-                    table.slots[slot] = (hash as u32, id);
-                    // SAFETY: a live object; this takes a new reference to it.
-                    table
-                        .elems
-                        .push(unsafe { Bound::from_borrowed_ptr(py, item) }.unbind());
-                    counts.push(1);
-                    id
-                }
-            });
-            Ok(())
-        })?;
+        let admitted =
+            ElementTable::each_hashed(py, items, 0..items.len, table.layout(), |item, hash| {
+                ids.push(match table.find(py, item, hash)? {
+                    Ok(id) => {
+                        counts[id as usize] += 1;
+                        id
+                    }
+                    Err(slot) => {
+                        let id = table.elems.len() as u32;
+                        table.slots[slot] = (hash as u32, id);
+                        // SAFETY: a live object; this takes a new reference to it.
+                        table
+                            .elems
+                            .push(unsafe { Bound::from_borrowed_ptr(py, item) }.unbind());
+                        counts.push(1);
+                        id
+                    }
+                });
+                Ok(())
+            })?;
         if !admitted {
             return Ok(None);
         }
@@ -998,25 +1002,35 @@ impl ElementTable {
     /// runs of the line-diff workloads: 7-14% less time building and coding. Prefetching the
     /// next block's items as well was 9-20% slower (in the abi3 build: a second `PyList_GetItem`
     /// an item), and prefetching, before the block is probed, the element each hash's slot names
-    /// (to overlap a compare's loads) 22-33% slower.
+    /// (to overlap a compare's loads) 22-33% slower. When hashing reads each str's units
+    /// ([`Hashing::Units`]), the items a block ahead are prefetched (header and units): ~10% less
+    /// time on fresh lines. There, prefetching the elements the slots name was again 4-5% slower.
+    /// A rayon thread sharing the pass (hashing or coding blocks from the end, GIL-free reads of
+    /// immutable strs) was slower too: after the pool idles, its thread took ~0.1-1.8 ms to wake
+    /// on this 2-core VM, longer than a whole diff of a 3,000-line file.
     #[inline(always)]
     fn each_hashed(
         py: Python<'_>,
         items: &Items<'_, '_>,
-        (is_str, slots, mask): (bool, *const (u32, u32), usize),
+        range: std::ops::Range<usize>,
+        (is_str, hashing, slots, mask): (bool, Hashing, *const (u32, u32), usize),
         mut f: impl FnMut(*mut ffi::PyObject, ffi::Py_hash_t) -> PyResult<()>,
     ) -> PyResult<bool> {
         const BLOCK: usize = 16;
+        let prefetch_ahead = hashing.reads_units();
         let mut block = [(std::ptr::null_mut(), 0); BLOCK];
-        let mut start = 0;
-        while start < items.len {
-            let len = BLOCK.min(items.len - start);
+        let mut start = range.start;
+        while start < range.end {
+            let len = BLOCK.min(range.end - start);
             for (k, entry) in block[..len].iter_mut().enumerate() {
+                if prefetch_ahead && start + k + BLOCK < items.len {
+                    prefetch_object(items.get(start + k + BLOCK));
+                }
                 let item = items.get(start + k);
                 if !ElementTable::admits(is_str, item) {
                     return Ok(false);
                 }
-                let hash = hash_of(py, item, is_str)?;
+                let hash = hashing.hash(py, item, is_str)?;
                 // A slot of the table (the mask keeps it in bounds).
                 prefetch_address(slots.wrapping_add(hash as usize & mask).cast());
                 *entry = (item, hash);
@@ -1031,8 +1045,13 @@ impl ElementTable {
 
     /// What `each_hashed` reads of the table: the element type, and where the slots lie (they do
     /// not move while a table is built or read).
-    fn layout(&self) -> (bool, *const (u32, u32), usize) {
-        (self.is_str, self.slots.as_ptr(), self.slots.len() - 1)
+    fn layout(&self) -> (bool, Hashing, *const (u32, u32), usize) {
+        (
+            self.is_str,
+            self.hashing,
+            self.slots.as_ptr(),
+            self.slots.len() - 1,
+        )
     }
 
     /// `Ok(id)` of the element equal to `item` (of the table's type, with hash `hash`), else
@@ -1143,6 +1162,99 @@ fn hash_of(py: Python<'_>, item: *mut ffi::PyObject, is_str: bool) -> PyResult<f
     }
 }
 
+/// How an [`ElementTable`] hashes its elements. Any hash that equal elements share gives the same
+/// ids, so this decides only the speed.
+///
+/// Performance notes (alternating runs of two builds in one process, line diffs of
+/// bench_difflib.py's files): Python computes a str's `hash()` once (SipHash-1-3, ~45 ns a source
+/// line with the call) and caches it in the object. Lines just read from a file have none cached,
+/// and hashing them was over half of such a diff; foldhash of the code units made that diff ~34%
+/// faster. On lines hashed before (diffed again, or used as dict keys) reading the cache is
+/// cheaper, and foldhash made the diff ~35% slower there. So a table takes foldhash only when its
+/// first elements have no cached hash: ~31% faster on fresh lines, unchanged on hashed ones.
+#[derive(Clone, Copy)]
+enum Hashing {
+    /// Python's `hash()`, which a str or bytes caches after computing it once.
+    Python,
+    /// foldhash (seeded once per process) of a str's code units in canonical form, read in place:
+    /// equal strs have the same kind and units.
+    #[cfg(not(any(Py_LIMITED_API, PyPy, GraalPy, Py_3_14)))]
+    Units(&'static foldhash::SharedSeed),
+}
+
+/// How many leading elements [`Hashing::for_items`] looks at.
+#[cfg(not(any(Py_LIMITED_API, PyPy, GraalPy, Py_3_14)))]
+const HASHING_SAMPLE: usize = 16;
+
+impl Hashing {
+    /// `Units` when `items` are strs and one of the first [`HASHING_SAMPLE`] has no cached hash
+    /// (a list of fresh lines), else `Python`.
+    fn for_items(items: &Items<'_, '_>, is_str: bool) -> Self {
+        #[cfg(not(any(Py_LIMITED_API, PyPy, GraalPy, Py_3_14)))]
+        if is_str
+            && (0..items.len.min(HASHING_SAMPLE)).any(|i| {
+                let item = items.get(i);
+                // SAFETY: a live object, of exact type str before its hash field is read.
+                ElementTable::admits(true, item)
+                    && unsafe { (*item.cast::<ffi::PyASCIIObject>()).hash } == -1
+            })
+        {
+            return Hashing::Units(foldhash::SharedSeed::global_random());
+        }
+        let _ = (items, is_str);
+        Hashing::Python
+    }
+
+    /// Whether hashing reads each element's units (not only its header).
+    #[inline(always)]
+    fn reads_units(self) -> bool {
+        !matches!(self, Hashing::Python)
+    }
+
+    /// The hash of `item`, an exact str (`is_str`) or exact bytes.
+    #[inline(always)]
+    fn hash(
+        self,
+        py: Python<'_>,
+        item: *mut ffi::PyObject,
+        is_str: bool,
+    ) -> PyResult<ffi::Py_hash_t> {
+        match self {
+            Hashing::Python => hash_of(py, item, is_str),
+            #[cfg(not(any(Py_LIMITED_API, PyPy, GraalPy, Py_3_14)))]
+            Hashing::Units(seed) => {
+                use std::hash::Hasher;
+                debug_assert!(is_str);
+                // SAFETY: a Units table holds strs, and `item` is a live exact str (checked by the
+                // caller).
+                let units = unsafe { str_units(py, item)? };
+                let mut hasher = foldhash::quality::FoldHasher::with_seed(0, seed);
+                hasher.write(units);
+                Ok(hasher.finish() as ffi::Py_hash_t)
+            }
+        }
+    }
+}
+
+/// The code units of an exact str, in place (readied first if it is a 3.11 legacy string).
+///
+/// SAFETY: `s` must be a live exact str; the slice lives as long as it does.
+#[cfg(not(any(Py_LIMITED_API, PyPy, GraalPy, Py_3_14)))]
+#[inline(always)]
+unsafe fn str_units<'a>(py: Python<'_>, s: *mut ffi::PyObject) -> PyResult<&'a [u8]> {
+    #[cfg(not(Py_3_12))]
+    if ffi::PyUnicode_READY(s) == -1 {
+        return Err(PyErr::fetch(py));
+    }
+    #[cfg(Py_3_12)]
+    let _ = py;
+    let len = ffi::PyUnicode_GET_LENGTH(s) as usize * ffi::PyUnicode_KIND(s) as usize;
+    Ok(std::slice::from_raw_parts(
+        ffi::PyUnicode_DATA(s).cast::<u8>(),
+        len,
+    ))
+}
+
 /// difflib's index of the second sequence (`b2j`, `bjunk`, `bpopular`), built once per `b` and shared
 /// by every first sequence matched against it: the core of `memdedup.difflib.SequenceMatcher`.
 #[pyclass(frozen, module = "memdedup._core")]
@@ -1239,10 +1351,11 @@ impl SequenceIndex {
         };
         let absent = table.elems.len() as u32;
         let mut codes = Vec::with_capacity(items.len);
-        let admitted = ElementTable::each_hashed(py, &items, table.layout(), |item, hash| {
-            codes.push(table.find(py, item, hash)?.unwrap_or(absent));
-            Ok(())
-        })?;
+        let admitted =
+            ElementTable::each_hashed(py, &items, 0..items.len, table.layout(), |item, hash| {
+                codes.push(table.find(py, item, hash)?.unwrap_or(absent));
+                Ok(())
+            })?;
         if !admitted {
             return Ok(None);
         }
