@@ -2359,7 +2359,10 @@ fn pair_reasons(
     Ok(decided.into_iter().unzip())
 }
 
-#[pymodule]
+/// `gil_used`: the bindings read the items of lists and tuples in place, taking no reference to
+/// each, which is sound only while the GIL keeps other threads from changing them. A free-threaded
+/// CPython re-enables the GIL when it imports this module.
+#[pymodule(gil_used = true)]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(normalise_label, m)?)?;
     m.add_function(wrap_pyfunction!(ratio, m)?)?;
