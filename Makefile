@@ -1,7 +1,7 @@
 # Developer entry points. `make build` compiles the Rust extension in place (release profile).
 PYTHON ?= python
 
-.PHONY: build test test-python test-rust bench bench-instructions lint fmt clean
+.PHONY: build test test-python test-rust test-versions bench bench-instructions lint fmt clean
 
 build:
 	$(PYTHON) -m pip install -e '.[test]' --no-build-isolation -q
@@ -13,6 +13,10 @@ test-python:
 
 test-rust:
 	cargo test --lib
+
+# The difflib suites against a build for every other CPython 3.12+ on this machine (CI runs it too).
+test-versions:
+	bash scripts/test-other-pythons.sh
 
 bench:
 	$(PYTHON) benches/bench_core.py
