@@ -9,9 +9,11 @@ How sequences reach the core:
 
 - ``str`` second sequences go as code points, and a ``str`` first sequence as is.
 - A ``list`` or ``tuple`` of exact ``str`` (or of exact ``bytes``) elements, such as the lines of a file, is
-  coded in Rust with ``dict`` semantics (cached hash, identity, then ``==``), each distinct element an id in
-  first-occurrence order; a first sequence of other elements against it is coded with a dict over those
-  distinct elements.
+  coded in Rust with ``dict`` semantics (equal hash, then identity or ``==``), each distinct element an id
+  in first-occurrence order. The hash is the cached ``hash()``, or, for strs nobody has hashed yet (lines
+  just read), one of their code units, which is cheaper to compute and groups exactly the equal strs too.
+  Each line of a first sequence is compared with ``b``'s next line before it is looked up. A first
+  sequence of other elements against it is coded with a dict over those distinct elements.
 - Other ``list``/``tuple``/``bytes``/``bytearray``/``range`` sequences of hashable elements are mapped to
   integer codes with one dict built over ``b`` (dict semantics are difflib's own ``b2j`` semantics, so
   ``1 == 1.0 == True`` behave exactly as there); elements of ``a`` absent from ``b`` share a code that
