@@ -1048,8 +1048,8 @@ impl ElementTable {
         Ok(true)
     }
 
-    /// What `each_hashed` reads of the table: the element type, and where the slots lie (they do
-    /// not move while a table is built or read).
+    /// What `each_hashed` reads of the table: the element type, how it hashes, and where the slots
+    /// lie (they do not move while a table is built or read).
     fn layout(&self) -> (bool, Hashing, *const (u32, u32), usize) {
         (
             self.is_str,
