@@ -1094,11 +1094,14 @@ impl ElementTable {
     /// right), items are looked up in blocks (`each_hashed`), which still counts what the guesses
     /// would have hit, to take them up again.
     ///
-    /// Performance notes (alternating runs of two builds, line-diff core calls): a guess that hits
-    /// needs no hash and no table slot; whole diffs of bench_difflib.py's files took 12-14% less
-    /// time, on fresh and on hashed lines alike. Coding a shuffled, every-other-line or unrelated
-    /// `a` took 5-15% longer (4-9% of it with the blocks alone, a build-layout effect), which left
-    /// those whole diffs, dominated by matching, within +-3%.
+    /// Performance notes (alternating runs of two builds, line-diff core calls on bench_difflib.py's
+    /// files): a guess that hits needs no hash and no table slot. Whole diffs of fresh lines took
+    /// 13-15% less time; with `b` hashed and `a` fresh (a `set_seq1` loop over new texts) 32% less,
+    /// as `a`'s lines need no SipHash; with every `hash()` cached, within +-4%. Prefetching `a`'s and
+    /// `b`'s next lines pays only on fresh lines (units hashing): with cached hashes the diffs were
+    /// 4-7% faster without it. Coding a shuffled, every-other-line or unrelated `a` took 5-15%
+    /// longer (4-9% of it with the blocks alone, a build-layout effect), which left those whole
+    /// diffs, dominated by matching, within +-3%.
     fn code(
         &self,
         py: Python<'_>,
@@ -1114,6 +1117,7 @@ impl ElementTable {
         // The position in `b` whose element the next item is guessed to equal.
         let mut next = 0usize;
         let mut guessing = true;
+        let prefetch = self.hashing.reads_units();
         let mut start = 0;
         while start < items.len {
             let window = if guessing {
@@ -1125,11 +1129,13 @@ impl ElementTable {
             let mut hits = 0;
             if guessing {
                 for i in start..end {
-                    if i + PREFETCH_AHEAD < items.len {
-                        prefetch_object(items.get(i + PREFETCH_AHEAD));
-                    }
-                    if let Some(&ahead) = b_ids.get(next + PREFETCH_AHEAD) {
-                        prefetch_object(self.elems[ahead as usize].as_ptr());
+                    if prefetch {
+                        if i + PREFETCH_AHEAD < items.len {
+                            prefetch_object(items.get(i + PREFETCH_AHEAD));
+                        }
+                        if let Some(&ahead) = b_ids.get(next + PREFETCH_AHEAD) {
+                            prefetch_object(self.elems[ahead as usize].as_ptr());
+                        }
                     }
                     let item = items.get(i);
                     if !ElementTable::admits(self.is_str, item) {
