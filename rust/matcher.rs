@@ -499,6 +499,15 @@ impl<T: Sym> BSide<T> {
         &self.seq
     }
 
+    /// Where id `id` first occurs in `b`, when the position lists were built (junk and popular ids
+    /// keep theirs in `positions`; only their `run_len` is emptied).
+    pub fn first_position(&self, id: u32) -> Option<usize> {
+        let start = *self.run_start.get(id as usize)?;
+        self.has_positions
+            .then(|| self.positions.get(start as usize).map(|&j| j as usize))
+            .flatten()
+    }
+
     pub fn len(&self) -> usize {
         self.seq.len()
     }
@@ -2856,6 +2865,26 @@ mod tests {
         let side = BSide::new(b"abcd", false);
         m.set_a(b"abxab", &side);
         assert_eq!(m.find_longest_match(&side, 0, 5, 0, 4), (0, 0, 2));
+    }
+
+    #[test]
+    fn first_positions_include_junk_and_popular_ids() {
+        // Dense ids in first-occurrence order; 3 is popular in a b of 300 (more than 300 / 100 + 1
+        // times), 1 is junk.
+        let mut ids: Vec<u32> = vec![0, 1, 2, 0, 1];
+        ids.extend(std::iter::repeat_n(3, 10));
+        ids.extend(4..289);
+        let mut counts = vec![0u32; 289];
+        for &id in &ids {
+            counts[id as usize] += 1;
+        }
+        let side = BSide::of_dense_ids(ids.clone(), counts, true, Some(&mut |id| id == 1));
+        for id in 0..289u32 {
+            let first = ids.iter().position(|&x| x == id);
+            assert_eq!(side.first_position(id), first, "id {id}");
+        }
+        assert_eq!(side.first_position(289), None);
+        assert!(side.popular_elements().contains(&3) && side.junk_elements().contains(&1));
     }
 
     #[test]

@@ -928,8 +928,6 @@ struct ElementTable {
     slots: Vec<(u32, u32)>,
     /// The distinct elements by id (each one's first occurrence, as `b2j`'s keys are).
     elems: Vec<Py<PyAny>>,
-    /// Where each id first occurs in the sequence the table was built from.
-    first_at: Vec<u32>,
 }
 
 const EMPTY_SLOT: u32 = u32::MAX;
@@ -963,13 +961,11 @@ impl ElementTable {
             hashing: Hashing::for_items(items, is_str),
             slots: vec![(0, EMPTY_SLOT); capacity],
             elems: Vec::new(),
-            first_at: Vec::new(),
         };
         let mut ids = Vec::with_capacity(items.len);
         let mut counts: Vec<u32> = Vec::new();
         let admitted =
             ElementTable::each_hashed(py, items, 0..items.len, table.layout(), |item, hash| {
-                let at = ids.len() as u32;
                 ids.push(match table.find(py, item, hash)? {
                     Ok(id) => {
                         counts[id as usize] += 1;
@@ -983,7 +979,6 @@ impl ElementTable {
                             .elems
                             .push(unsafe { Bound::from_borrowed_ptr(py, item) }.unbind());
                         counts.push(1);
-                        table.first_at.push(at);
                         id
                     }
                 });
@@ -1086,7 +1081,7 @@ impl ElementTable {
     }
 
     /// The ids of `items` (exact elements of the table's type, else None), `elems.len()` for an
-    /// element the table lacks; `b_ids` are the ids of the sequence it was built from.
+    /// element the table lacks; `side` is the index of the sequence the table was built from.
     ///
     /// A line diff's `a` mostly runs along `b`: each item is first compared with the element of
     /// `b`'s next line, and looked up by hash only when they differ (the guess then goes on after
@@ -1106,8 +1101,9 @@ impl ElementTable {
         &self,
         py: Python<'_>,
         items: &Items<'_, '_>,
-        b_ids: &[u32],
+        side: &BSide<u32>,
     ) -> PyResult<Option<Vec<u32>>> {
+        let b_ids = side.seq();
         // Items between decisions to guess or not: guessing is dropped soon where it misses, and
         // blocks run long enough to pay their start.
         const GUESSING_WINDOW: usize = 64;
@@ -1153,7 +1149,7 @@ impl ElementTable {
                     let hash = self.hashing.hash(py, item, self.is_str)?;
                     codes.push(match self.find(py, item, hash)? {
                         Ok(id) => {
-                            next = self.first_at[id as usize] as usize + 1;
+                            next = side.first_position(id).map_or(next, |j| j + 1);
                             id
                         }
                         Err(_) => absent,
@@ -1173,7 +1169,7 @@ impl ElementTable {
                                 id
                             }
                             Ok(id) => {
-                                next = self.first_at[id as usize] as usize + 1;
+                                next = side.first_position(id).map_or(next, |j| j + 1);
                                 id
                             }
                             Err(_) => absent,
@@ -1463,7 +1459,7 @@ impl SequenceIndex {
             return Ok(None);
         };
         Ok(table
-            .code(py, &items, self.side.seq())?
+            .code(py, &items, &self.side)?
             .map(|codes| Codes { codes }))
     }
 
