@@ -11,7 +11,7 @@ How sequences reach the core:
 - A ``list`` or ``tuple`` of exact ``str`` (or of exact ``bytes``) elements, such as the lines of a file, is
   coded in Rust with ``dict`` semantics (equal hash, then identity or ``==``), each distinct element an id
   in first-occurrence order. The hash is the cached ``hash()``, or, for strs nobody has hashed yet (lines
-  just read), one of their code units, which is cheaper to compute and groups exactly the equal strs too.
+  just read), a hash of their code units, which is cheaper to compute and groups exactly the equal strs too.
   Each line of a first sequence is compared with ``b``'s next line before it is looked up. A first
   sequence of other elements against it is coded with a dict over those distinct elements.
 - Other ``list``/``tuple``/``bytes``/``bytearray``/``range`` sequences of hashable elements are mapped to
