@@ -1094,7 +1094,8 @@ impl ElementTable {
     ///
     /// A line diff's `a` mostly runs along `b`: each item is first compared with the element of
     /// `b`'s next line, and looked up by hash only when they differ (the guess then goes on after
-    /// where the found id first occurs). Where guesses mostly miss (a window with fewer than half
+    /// where the found id first occurs, unless it is junk or popular, as a blank line is: then it
+    /// stays). Where guesses mostly miss (a window with fewer than half
     /// right), items are looked up in blocks (`each_hashed`), which still counts what the guesses
     /// would have hit, to take them up again.
     ///
