@@ -1599,7 +1599,7 @@ fn opcode_list<'py>(
     };
     // SAFETY: a new list of `codes.len()` NULL items, each set below before it is returned (a list
     // or tuple whose items are NULL is only deallocated, on an error, which allows NULL items);
-    // every `*_SET_ITEM` gives the container a new reference, taken just before.
+    // every `fill_item` gives the container a new reference, taken just before.
     unsafe {
         let list =
             Bound::from_owned_ptr_or_err(py, ffi::PyList_New(codes.len() as ffi::Py_ssize_t))?;
@@ -1610,29 +1610,57 @@ fn opcode_list<'py>(
             if tuple.is_null() {
                 return Err(PyErr::fetch(py));
             }
-            ffi::PyList_SET_ITEM(list.as_ptr(), k as ffi::Py_ssize_t, tuple);
+            fill_item(list.as_ptr(), k, tuple, true);
             let tag = tags[tag as usize];
             ffi::Py_INCREF(tag);
-            ffi::PyTuple_SET_ITEM(tuple, 0, tag);
+            fill_item(tuple, 0, tag, false);
             match ends {
                 Some((pi, pj, pio, pjo)) if pi == i1 && pj == j1 => {
                     ffi::Py_INCREF(pio);
-                    ffi::PyTuple_SET_ITEM(tuple, 1, pio);
+                    fill_item(tuple, 1, pio, false);
                     ffi::Py_INCREF(pjo);
-                    ffi::PyTuple_SET_ITEM(tuple, 3, pjo);
+                    fill_item(tuple, 3, pjo, false);
                 }
                 _ => {
-                    ffi::PyTuple_SET_ITEM(tuple, 1, int(i1)?);
-                    ffi::PyTuple_SET_ITEM(tuple, 3, int(j1)?);
+                    fill_item(tuple, 1, int(i1)?, false);
+                    fill_item(tuple, 3, int(j1)?, false);
                 }
             }
             let i2o = int(i2)?;
-            ffi::PyTuple_SET_ITEM(tuple, 2, i2o);
+            fill_item(tuple, 2, i2o, false);
             let j2o = int(j2)?;
-            ffi::PyTuple_SET_ITEM(tuple, 4, j2o);
+            fill_item(tuple, 4, j2o, false);
             ends = Some((i2, j2, i2o, j2o));
         }
         Ok(list.cast_into_unchecked())
+    }
+}
+
+/// Put `item` (a new reference, which this steals) at `i` of a brand new `list` (`is_list`) or
+/// tuple, whose slot `i` is still NULL: in place, except where the layout is not public.
+///
+/// SAFETY: as `PyList_SET_ITEM` / `PyTuple_SET_ITEM` require (`i` in bounds, the container new and
+/// referenced once).
+#[inline(always)]
+unsafe fn fill_item(
+    container: *mut ffi::PyObject,
+    i: usize,
+    item: *mut ffi::PyObject,
+    is_list: bool,
+) {
+    let i = i as ffi::Py_ssize_t;
+    #[cfg(not(any(Py_LIMITED_API, PyPy, GraalPy)))]
+    if is_list {
+        ffi::PyList_SET_ITEM(container, i, item);
+    } else {
+        ffi::PyTuple_SET_ITEM(container, i, item);
+    }
+    // Neither call can fail here: the index is in bounds and a new tuple is referenced once.
+    #[cfg(any(Py_LIMITED_API, PyPy, GraalPy))]
+    if is_list {
+        ffi::PyList_SetItem(container, i, item);
+    } else {
+        ffi::PyTuple_SetItem(container, i, item);
     }
 }
 
