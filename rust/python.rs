@@ -1081,7 +1081,7 @@ impl ElementTable {
             }
             if slot_hash == hash as u32 {
                 let elem = self.elems[id as usize].as_ptr();
-                if elem == item || self.equal(py, elem, item)? {
+                if elem == item || self.equal_out_of_line(py, elem, item)? {
                     return Ok(Ok(id));
                 }
             }
@@ -1095,9 +1095,9 @@ impl ElementTable {
     /// A line diff's `a` mostly runs along `b`: each item is first compared with the element of
     /// `b`'s next line, and looked up by hash only when they differ (the guess then goes on after
     /// where the found id first occurs, unless it is junk or popular, as a blank line is: then it
-    /// stays). Where guesses mostly miss (a window with fewer than half
-    /// right), items are looked up in blocks (`each_hashed`), which still counts what the guesses
-    /// would have hit, to take them up again.
+    /// stays). Where guesses mostly miss (a window with fewer than half right), items are looked up
+    /// in blocks (`each_hashed`), which still counts what the guesses would have hit, to take them
+    /// up again.
     ///
     /// Performance notes (alternating runs of two builds, line-diff core calls on bench_difflib.py's
     /// files): a guess that hits needs no hash and no table slot. Whole diffs of fresh lines took
@@ -1122,6 +1122,9 @@ impl ElementTable {
         let mut codes = Vec::with_capacity(items.len);
         // The position in `b` whose element the next item is guessed to equal.
         let mut next = 0usize;
+        // Where the guess goes on after a missed guess found `id`: past its first occurrence, or
+        // where it was for a junk or popular id.
+        let after_first = |id: u32, next: usize| side.first_position(id).map_or(next, |j| j + 1);
         let mut guessing = true;
         let prefetch = self.hashing.reads_units();
         let mut start = 0;
@@ -1149,7 +1152,7 @@ impl ElementTable {
                     }
                     if let Some(&guess) = b_ids.get(next) {
                         let elem = self.elems[guess as usize].as_ptr();
-                        if elem == item || self.equal_inline(py, elem, item)? {
+                        if elem == item || self.equal(py, elem, item)? {
                             codes.push(guess);
                             next += 1;
                             hits += 1;
@@ -1159,7 +1162,7 @@ impl ElementTable {
                     let hash = self.hashing.hash(py, item, self.is_str)?;
                     codes.push(match self.find(py, item, hash)? {
                         Ok(id) => {
-                            next = side.first_position(id).map_or(next, |j| j + 1);
+                            next = after_first(id, next);
                             id
                         }
                         Err(_) => absent,
@@ -1179,7 +1182,7 @@ impl ElementTable {
                                 id
                             }
                             Ok(id) => {
-                                next = side.first_position(id).map_or(next, |j| j + 1);
+                                next = after_first(id, next);
                                 id
                             }
                             Err(_) => absent,
@@ -1197,31 +1200,15 @@ impl ElementTable {
         Ok(Some(codes))
     }
 
-    /// `equal`, with the str compare inlined: the guesses of `code` compare every line.
+    /// `x == y` for two distinct objects of the table's type: strs compared in place, anything
+    /// else (and a 3.11 legacy str) by Python.
     ///
-    /// Performance notes (four alternating runs of two builds, line-diff core calls): with the call
-    /// to `equal` in the guess loop, diffs of lines read separately took 1.5-3.5% longer, of fresh
-    /// lines 0.2-6% (shared lines, equal by identity, +-1%). `find` keeps the call: inlined there
-    /// too, the diffs were 1-3% slower.
+    /// Performance notes (four alternating runs of two builds, line-diff core calls): inline here,
+    /// where the guesses of `code` compare every line. Through an out-of-line call, diffs of lines
+    /// read separately took 1.5-3.5% longer, of fresh lines 0.2-6% (shared lines, equal by
+    /// identity, +-1%). `find` takes `equal_out_of_line`: inlined there too, the diffs were 1-3%
+    /// slower.
     #[inline(always)]
-    fn equal_inline(
-        &self,
-        py: Python<'_>,
-        x: *mut ffi::PyObject,
-        y: *mut ffi::PyObject,
-    ) -> PyResult<bool> {
-        #[cfg(not(any(Py_LIMITED_API, PyPy, GraalPy, Py_3_14)))]
-        if self.is_str {
-            // SAFETY: both are live exact strs.
-            if let Some(equal) = unsafe { str_equal(x, y) } {
-                return Ok(equal);
-            }
-        }
-        self.equal(py, x, y)
-    }
-
-    /// `x == y` for two distinct objects of the table's type.
-    #[inline(never)]
     fn equal(
         &self,
         py: Python<'_>,
@@ -1235,6 +1222,28 @@ impl ElementTable {
                 return Ok(equal);
             }
         }
+        self.equal_by_python(py, x, y)
+    }
+
+    /// `equal`, kept out of line (see there).
+    #[inline(never)]
+    fn equal_out_of_line(
+        &self,
+        py: Python<'_>,
+        x: *mut ffi::PyObject,
+        y: *mut ffi::PyObject,
+    ) -> PyResult<bool> {
+        self.equal(py, x, y)
+    }
+
+    /// `x == y` by Python's comparison, for two distinct objects of the table's type.
+    #[inline(never)]
+    fn equal_by_python(
+        &self,
+        py: Python<'_>,
+        x: *mut ffi::PyObject,
+        y: *mut ffi::PyObject,
+    ) -> PyResult<bool> {
         // SAFETY: both are live objects of the table's exact type.
         let (result, failed) = unsafe {
             if self.is_str {
@@ -1313,7 +1322,8 @@ fn hash_of(py: Python<'_>, item: *mut ffi::PyObject, is_str: bool) -> PyResult<f
 /// cheaper, and foldhash made the diff ~35% slower there. So a table takes foldhash only when its
 /// first elements have no cached hash: ~31% faster on fresh lines, unchanged on hashed ones. A
 /// hand-written inline hash (one multiply chain over 16-byte steps) was ~4% slower than foldhash's
-/// two independent lanes.
+/// two independent lanes, and one with a straight path for 17-64 bytes (four clamped 16-byte
+/// chunks) no faster: reading a line costs more than hashing it.
 #[derive(Clone, Copy)]
 enum Hashing {
     /// Python's `hash()`, which a str or bytes caches after computing it once.
