@@ -33,7 +33,13 @@ DANA_JSON = DANA.to_json()
 
 def op(label: str, category: str = "fact", layer: str = "semantic", **props: Any) -> dict[str, Any]:
     properties = {**props, "memory_category": category, "subject": "user"}
-    return {"action": "upsert_node", "layer": layer, "label": label, "properties": properties, "importance": 6}
+    return {
+        "action": "upsert_node",
+        "layer": layer,
+        "label": label,
+        "properties": properties,
+        "importance": 6,
+    }
 
 
 def turn(scope: Any, number: Any, *ops: Any, messages: Any = ()) -> dict[str, Any]:
@@ -90,11 +96,16 @@ def test_1_a_child_scope_with_the_same_turn_and_message_keeps_its_transcript_row
     report = ingest_turns([turn(ORG_JSON, 1, messages=messages), turn(DANA_JSON, 1, messages=messages)], db)
     assert report.transcript_rows == 4
     rows = transcript_rows(db)
+    owners = [ORG.scope_path, DANA.scope_path]
     assert sorted((path, speaker) for path, _, _, speaker in rows) == sorted(
-        [(ORG.scope_path, "user"), (ORG.scope_path, "assistant")]
-        + [(DANA.scope_path, "user"), (DANA.scope_path, "assistant")]
+        (owner, speaker) for owner in owners for speaker in ("user", "assistant")
     )
-    assert ingest_turns([turn(ORG_JSON, 1, messages=messages), turn(DANA_JSON, 1, messages=messages)], db).transcript_rows == 0
+    assert (
+        ingest_turns(
+            [turn(ORG_JSON, 1, messages=messages), turn(DANA_JSON, 1, messages=messages)], db
+        ).transcript_rows
+        == 0
+    )
 
 
 def test_1_every_scope_of_a_tree_keeps_its_transcript(tmp_path: Path) -> None:
@@ -124,7 +135,9 @@ def two_conversations(tmp_path: Path) -> Path:
     ingest_turns(
         [
             turn(ORG_JSON, 1, op("Releases ship on Tuesdays", "fact"), messages=chat("org hello", "org hi")),
-            turn(DANA_JSON, 1, op("Dana prefers dark mode", "preference"), messages=chat("dana hi", "hi Dana")),
+            turn(
+                DANA_JSON, 1, op("Dana prefers dark mode", "preference"), messages=chat("dana hi", "hi Dana")
+            ),
         ],
         db,
     )
@@ -205,13 +218,18 @@ def test_3_a_turn_that_fails_mid_write_is_reported_and_the_run_goes_on(tmp_path:
 # 4. A lone surrogate in a message never loses the turn
 # ---------------------------------------------------------------------------------------------------
 def test_4_a_lone_surrogate_in_a_message_is_cleaned_and_the_memory_kept(tmp_path: Path) -> None:
-    bad = turn(DANA_JSON, 1, op("Dana prefers dark mode", "preference"), messages=chat("dark \ud800 mode", "ok"))
+    bad = turn(
+        DANA_JSON, 1, op("Dana prefers dark mode", "preference"), messages=chat("dark \ud800 mode", "ok")
+    )
     path = tmp_path / "t.jsonl"
     path.write_text(json.dumps(bad) + "\n", encoding="utf-8")  # json.dumps escapes it as \ud800
     assert "\\ud800" in path.read_text()
     report = ingest_file(path, tmp_path / "m.sqlite")
     assert report.problems == [] and [r.text for r in report.written] == ["Dana prefers dark mode"]
-    assert sorted(label for _, label, _, _ in transcript_rows(tmp_path / "m.sqlite")) == ["dark \ufffd mode", "ok"]
+    assert sorted(label for _, label, _, _ in transcript_rows(tmp_path / "m.sqlite")) == [
+        "dark \ufffd mode",
+        "ok",
+    ]
     json.dumps(report.to_dict(), ensure_ascii=False).encode("utf-8")
     done = memdedup("ingest", str(path), "--db", str(tmp_path / "cli.sqlite"))
     assert done.returncode == 0, done.stderr
@@ -339,7 +357,9 @@ def test_7_a_damaged_file_warns_on_open_and_the_command_says_so(tmp_path: Path) 
     db = tmp_path / "m.sqlite"
     checkpointed_example(db)
     with sqlite3.connect(db) as conn:
-        index_page = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'nodes_scope_label'").fetchone()[0]
+        index_page = conn.execute(
+            "SELECT rootpage FROM sqlite_master WHERE name = 'nodes_scope_label'"
+        ).fetchone()[0]
     conn.close()
     flip(db, index_page, 8)
     with pytest.warns(store_module.StoreIntegrityWarning, match="integrity"):
@@ -364,7 +384,9 @@ def test_7_a_bad_schema_version_is_a_store_error(tmp_path: Path) -> None:
 def test_7_a_full_disk_is_a_store_error_carrying_the_partial_report(tmp_path: Path) -> None:
     db = tmp_path / "m.sqlite"
     turns = [
-        turn(DANA_JSON, n, op(f"Dana keeps note {n:04d} " + "x" * 300, "fact"), messages=chat(f"u{n}", f"a{n}"))
+        turn(
+            DANA_JSON, n, op(f"Dana keeps note {n:04d} " + "x" * 300, "fact"), messages=chat(f"u{n}", f"a{n}")
+        )
         for n in range(1, 400)
     ]
     with SQLiteGraphStore(db) as store:
@@ -410,7 +432,12 @@ def test_8_ctrl_c_stops_at_a_turn_boundary_and_prints_the_partial_report(tmp_pat
     path = tmp_path / "big.jsonl"
     with path.open("w", encoding="utf-8") as out:
         for n in range(1, count + 1):
-            row = turn(DANA_JSON, n, op(f"Dana fact {n} alpha", "fact"), op(f"Dana event {n} beta", "event", "episodic"))
+            row = turn(
+                DANA_JSON,
+                n,
+                op(f"Dana fact {n} alpha", "fact"),
+                op(f"Dana event {n} beta", "event", "episodic"),
+            )
             row["messages"] = chat(f"user says {n}", f"assistant says {n}")
             out.write(json.dumps(row) + "\n")
     db = tmp_path / "m.sqlite"
