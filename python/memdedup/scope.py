@@ -6,6 +6,8 @@ A scope is a root-first tuple of ``(kind, id)`` levels (``org:acme`` then ``user
 a row stored at path Q iff Q is one of P's :meth:`Scope.ancestor_prefix_paths` (exact set membership,
 never a string-prefix scan, which would leak ``acme-corp`` into ``acme``).
 
+Error messages never quote a kind or id (it may be anything a caller passed, a secret included).
+
 A level's kind or id may hold ``/``, ``:`` or ``-`` but never the separator itself: ``\\x1f`` inside an
 id would forge a level boundary (``id="a\\x1fuser\\x1fdana"`` would claim another user's path).
 
@@ -58,14 +60,14 @@ def _check_part(name: str, value: Any) -> str:
         raise InvalidInputError(f"scope level {name} must be a non-empty string")
     if SCOPE_PATH_DELIMITER in text:
         raise InvalidInputError(
-            f"scope level {name} {text!r} contains the path delimiter \\x1f, "
-            "which would forge a level boundary"
+            f"scope level {name} contains the path delimiter \\x1f (at position "
+            f"{text.index(SCOPE_PATH_DELIMITER)}), which would forge a level boundary"
         )
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise InvalidInputError(
-            f"scope level {name} {text!r} is not valid Unicode text ({exc.reason})"
+            f"scope level {name} is not valid Unicode text (a lone surrogate at position {exc.start})"
         ) from None
     return text
 
@@ -112,15 +114,14 @@ class Scope:
                 built.append(level)
             elif isinstance(level, Mapping):
                 if "kind" not in level or "id" not in level:
-                    raise InvalidInputError(
-                        f"a scope level object needs 'kind' and 'id', got {dict(level)!r}"
-                    )
+                    raise InvalidInputError("a scope level object needs both 'kind' and 'id'")
                 built.append(ScopeLevel(level["kind"], level["id"]))
             elif isinstance(level, list | tuple) and len(level) == 2:
                 built.append(ScopeLevel(level[0], level[1]))
             else:
                 raise InputTypeError(
-                    f"a scope level must be {{'kind', 'id'}} or a [kind, id] pair, not {level!r}"
+                    "a scope level must be {'kind', 'id'} or a [kind, id] pair, "
+                    f"not a {type(level).__name__}"
                 )
         return cls(tuple(built))
 
@@ -161,7 +162,7 @@ class Scope:
         """The scope a materialised ``scope_path`` string names."""
         parts = scope_path.split(SCOPE_PATH_DELIMITER)
         if len(parts) % 2:
-            raise InvalidInputError(f"{scope_path!r} is not a scope path (an odd number of parts)")
+            raise InvalidInputError("not a scope path (an odd number of parts)")
         return cls.from_path(zip(parts[0::2], parts[1::2], strict=True))
 
     # -- the isolation primitives ----------------------------------------------------------------------
