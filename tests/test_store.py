@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from memdedup.dedup import find_canonical_node
 from memdedup.errors import InputTypeError, InvalidInputError
 from memdedup.scope import Scope, ScopeLevel
-from memdedup.store import SQLiteGraphStore, StoreError, prefix_successor
+from memdedup.store import SQLiteGraphStore, StoreError, StoreIntegrityWarning, prefix_successor
 from strategies import n_examples
 from symfonic.core.scope import ScopeLevel as TenantLevel
 from symfonic.core.scope import TenantScope
@@ -440,7 +440,9 @@ def test_a_damaged_row_is_a_store_error(tmp_path: Path) -> None:
     with sqlite3.connect(path) as conn:
         conn.execute("UPDATE nodes SET properties = '{not json'")
     conn.close()
-    with SQLiteGraphStore(path) as opened, pytest.raises(StoreError, match="damaged"):
+    with pytest.warns(StoreIntegrityWarning, match="nodes row 1: properties is not JSON"):
+        opened = SQLiteGraphStore(path)
+    with opened, pytest.raises(StoreError, match="damaged"):
         opened.query(DANA)
 
 

@@ -445,7 +445,7 @@ class _Run:
         self.store = SQLiteGraphStore(db) if self.owned else db  # type: ignore[arg-type]
         self.report = IngestReport(source=source, database=self.store.path)
         self.report.warnings.extend(
-            f"the database failed SQLite's integrity check: {problem}"
+            f"the database failed its integrity check on open: {problem}"
             for problem in self.store.integrity_problems
         )
         self.stop_requested = False

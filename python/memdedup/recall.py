@@ -23,6 +23,7 @@ order; filter or order the rows yourself and call :func:`memdedup.window.render_
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -41,6 +42,12 @@ class Recall:
     report: BlockReport
     memories: tuple[RecalledItem, ...]
 
+    def __str__(self) -> str:
+        return self.text
+
+    def __contains__(self, text: str) -> bool:
+        return text in self.text
+
     @property
     def dropped(self) -> tuple[tuple[str, str], ...]:
         """``(record_id, reason)`` of each recalled copy of a window turn the block renders."""
@@ -57,13 +64,15 @@ def recall(
     scope: Any,
     window: Iterable[Any] = (),
     *,
-    char_ceiling: int,
+    char_ceiling: int | None = None,
     max_bytes: int | None = None,
     layer: Any = None,
     limit: int | None = None,
 ) -> Recall:
     """The memory block ``scope`` recalls from ``store``, led by ``window``, without the window's own turns
-    (see the module docstring)."""
+    (see the module docstring). ``char_ceiling=None`` admits every line."""
+    if char_ceiling is None:
+        char_ceiling = sys.maxsize
     # 1. select
     nodes = store.query(scope, layer=layer, limit=limit)
     # 2. identify
