@@ -47,7 +47,7 @@ def real_quick_ratio(a: str, b: str, *, autojunk: bool = True) -> float:
 
 
 def matching_blocks(a: str, b: str, *, autojunk: bool = True) -> list[tuple[int, int, int]]:
-    return [tuple(m) for m in SequenceMatcher(None, a, b, autojunk=autojunk).get_matching_blocks()]
+    return [(m.a, m.b, m.size) for m in SequenceMatcher(None, a, b, autojunk=autojunk).get_matching_blocks()]
 
 
 def _contract_match(stored: Any, incoming: Any, threshold: float, min_chars: int) -> bool:
@@ -243,7 +243,9 @@ def replay(
     for i, (text, part) in enumerate(zip(texts, partitions, strict=True)):
         stripped = text.strip()
         if not stripped:
-            canonical.append(i), outcome.append("empty"), score.append(float("nan"))
+            canonical.append(i)
+            outcome.append("empty")
+            score.append(float("nan"))
             continue
         key = stripped if prefix == "raw" else normalise_label(text)
         store = stores.setdefault(part, [])
@@ -258,11 +260,15 @@ def replay(
         )
         if hit is None:
             store.append(i)
-            canonical.append(i), outcome.append("new"), score.append(float("nan"))
+            canonical.append(i)
+            outcome.append("new")
+            score.append(float("nan"))
         else:
             reason = match_reason(texts[hit], text, threshold=threshold, min_chars=min_chars)
             assert reason is not None
-            canonical.append(hit), outcome.append(reason[0]), score.append(reason[1])
+            canonical.append(hit)
+            outcome.append(reason[0])
+            score.append(reason[1])
     return canonical, outcome, score
 
 

@@ -50,7 +50,7 @@ import os
 import signal
 import threading
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Generator, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from types import FrameType
 from typing import Any
@@ -112,7 +112,7 @@ MAX_TURN = 2**63 - 1
 # ---------------------------------------------------------------------------------------------------
 def read_turns(
     path: str | os.PathLike[str], *, scrubber: CredentialScrubber | None = None
-) -> Iterator[Turn | LineProblem]:
+) -> Generator[Turn | LineProblem, None, None]:
     """The turns of a ``.jsonl`` file, line by line; a line that is not a turn yields its reason.
 
     Blank lines are skipped. An unreadable file raises :class:`~memdedup.errors.InvalidInputError`.
@@ -341,27 +341,31 @@ def _apply(
     """Write one memory, or collapse it into the memory the write scope owns; enter it in the ledger."""
     record = memory.record
     scope_path = turn.scope.scope_path
-    base = {
-        "line": turn.line,
-        "turn": turn.turn,
-        "scope_path": scope_path,
-        "op": f"op[{memory.op_index}]",
-        "record_id": record.record_id,
-        "layer": record.layer.value,
-        "text": record.text,
-        "redactions": memory.redactions,
-    }
+
+    def outcome_of(
+        outcome: str, node_id: str, label: str, kind: str | None, score: float | None
+    ) -> RecordOutcome:
+        return RecordOutcome(
+            line=turn.line,
+            turn=turn.turn,
+            scope_path=scope_path,
+            op=f"op[{memory.op_index}]",
+            record_id=record.record_id,
+            layer=record.layer.value,
+            text=record.text,
+            outcome=outcome,
+            node_id=node_id,
+            canonical_label=label,
+            match_kind=kind,
+            match_score=score,
+            redactions=memory.redactions,
+        )
+
     applied = store.ledger_entry(scope_path, record.record_id)
     if applied is not None:
         node = store.owned_node(turn.scope, applied.node_id)
-        return RecordOutcome(
-            **base,
-            outcome=ALREADY_INGESTED,
-            node_id=applied.node_id,
-            canonical_label=node.label if node else "",
-            match_kind=applied.match_kind,
-            match_score=applied.match_score,
-        )
+        label = node.label if node else ""
+        return outcome_of(ALREADY_INGESTED, applied.node_id, label, applied.match_kind, applied.match_score)
     canonical = None
     if record.layer in DEDUP_LAYERS:
         canonical = decide(
@@ -400,9 +404,7 @@ def _apply(
             source=settings.source,
         )
     )
-    return RecordOutcome(
-        **base, outcome=outcome, node_id=node_id, canonical_label=label, match_kind=kind, match_score=score
-    )
+    return outcome_of(outcome, node_id, label, kind, score)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -442,7 +444,7 @@ class _Run:
         self.settings = _Settings(float(threshold), float(min_importance), max_records, scrubber, source)
         self.progress = progress
         self.owned = not isinstance(db, SQLiteGraphStore)
-        self.store = SQLiteGraphStore(db) if self.owned else db  # type: ignore[arg-type]
+        self.store: SQLiteGraphStore = db if isinstance(db, SQLiteGraphStore) else SQLiteGraphStore(db)
         self.report = IngestReport(source=source, database=self.store.path)
         self.report.warnings.extend(
             f"the database failed its integrity check on open: {problem}"
@@ -524,17 +526,28 @@ def ingest_turns(
     each carrying the partial report (see the module docstring). An async iterable is read on its own
     event loop (inside a running loop, use :func:`aingest_turns`).
     """
-    options = {
-        "threshold": threshold,
-        "min_importance": min_importance,
-        "max_records": max_records,
-        "scrubber": scrubber,
-        "progress": progress,
-        "source": source,
-    }
     if hasattr(turns, "__aiter__"):
-        return asyncio.run(aingest_turns(turns, db, **options))
-    with _Run(db, **options) as run:
+        return asyncio.run(
+            aingest_turns(
+                turns,
+                db,
+                threshold=threshold,
+                min_importance=min_importance,
+                max_records=max_records,
+                scrubber=scrubber,
+                progress=progress,
+                source=source,
+            )
+        )
+    with _Run(
+        db,
+        threshold=threshold,
+        min_importance=min_importance,
+        max_records=max_records,
+        scrubber=scrubber,
+        progress=progress,
+        source=source,
+    ) as run:
         for item in turns:  # type: ignore[union-attr]
             if run.stop_requested:
                 break

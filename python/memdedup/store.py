@@ -408,7 +408,7 @@ class SQLiteGraphStore:
         """What SQLite's checks cannot see: stored text that is not UTF-8, properties that are not a JSON
         object, a number column holding something else (a flipped byte inside a row's payload). Row
         numbers only: never the text."""
-        expected = {
+        expected: dict[str, dict[str, type]] = {
             "meta": {},
             "nodes": {"seq": int, "importance": float, "salience": float, "mentions": int},
             "ledger": {"turn": int},
