@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -134,3 +135,21 @@ def test_a_failed_turn_is_not_in_the_report_and_not_in_the_store(tmp_path: Path)
     assert [p.code for p in report.problems] == ["write_failed"]
     with SQLiteGraphStore(tmp_path / "m.sqlite") as store:
         assert store.count_nodes() == 0 and store.ledger() == []
+
+
+def test_the_recall_example_runs(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "recall.py"), str(tmp_path / "m.sqlite")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT / "python")},
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("user: Summaries should stay under 400 tokens")
+    assert "left out as repeats of the window: 2" in lines[-1]
+    assert "Set up the shared Acme workspace notes." in lines  # the organisation's own turn 1 stays
