@@ -153,3 +153,50 @@ def test_the_recall_example_runs(tmp_path: Path) -> None:
     assert lines[0].startswith("user: Summaries should stay under 400 tokens")
     assert "left out as repeats of the window: 2" in lines[-1]
     assert "Set up the shared Acme workspace notes." in lines  # the organisation's own turn 1 stays
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda children: (
+        st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=8), children, max_size=3)
+    ),
+    max_leaves=12,
+)
+good_scope = st.just(DANA.to_json())
+
+
+@settings(max_examples=n_examples(150), deadline=None)
+@given(
+    st.lists(
+        st.fixed_dictionaries(
+            {},
+            optional={
+                "scope": good_scope | json_values,
+                "turn": st.integers(-2, 3) | st.sampled_from([2**63 - 1, 2**63, 10**20]) | json_values,
+                "messages": st.lists(
+                    st.fixed_dictionaries(
+                        {},
+                        optional={
+                            "role": st.sampled_from(["user", "assistant"]) | json_values,
+                            "content": json_values | st.text(),
+                        },
+                    ),
+                    max_size=3,
+                )
+                | json_values,
+                "output": json_values
+                | st.builds(lambda ops: json.dumps({"ops": ops}), st.lists(json_values, max_size=3)),
+                "provider": json_values,
+            },
+        )
+        | json_values,
+        max_size=6,
+    )
+)
+def test_no_line_ends_the_run_and_every_line_is_accounted_for(lines: list[Any]) -> None:
+    with SQLiteGraphStore(":memory:") as store:
+        report = ingest_turns(lines, store)
+        assert report.lines == len(lines) == report.turns + len(report.problems)
+        json.dumps(report.to_dict(), ensure_ascii=False).encode("utf-8")
+        ledger = store.ledger()
+    assert len(ledger) == len(report.written) + len(report.collapsed)

@@ -114,12 +114,12 @@ def _run_ingest(args: argparse.Namespace) -> int:
     the partial report."""
     import warnings
 
-    from memdedup.ingest import IngestInterrupted, count_lines, ingest_file
+    from memdedup.ingest import IngestInterrupted, IngestReport, count_lines, ingest_file
     from memdedup.scrub import CredentialScrubber
     from memdedup.store import StoreError, StoreIntegrityWarning
 
-    total = count_lines(args.turns)
     try:
+        total = count_lines(args.turns)
         with warnings.catch_warnings():
             # The run reports a failed integrity check itself (report.warnings), once, below.
             warnings.simplefilter("ignore", StoreIntegrityWarning)
@@ -133,10 +133,15 @@ def _run_ingest(args: argparse.Namespace) -> int:
                     scrubber=CredentialScrubber(pii=args.pii),
                     progress=progress,
                 )
-    except IngestInterrupted as stopped:
-        _print_ingest_report(stopped.report, args)
+    except KeyboardInterrupt as stopped:
+        # At a turn boundary (IngestInterrupted), or before the first turn (counting, opening).
+        if isinstance(stopped, IngestInterrupted):
+            report = stopped.report
+        else:
+            report = IngestReport(source=args.turns, database=args.db, interrupted=True)
+        _print_ingest_report(report, args)
         print(
-            f"memdedup ingest: interrupted after {stopped.report.turns} turns: every turn reported was "
+            f"memdedup ingest: interrupted after {report.turns} turns: every turn reported was "
             "written whole, nothing after it; run the same command again to finish",
             file=sys.stderr,
         )

@@ -44,6 +44,7 @@ re-run finishes the rest exactly as one uninterrupted run would have.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import os
@@ -198,7 +199,10 @@ def parse_turn(
 _CREDENTIALS_ONLY = CredentialScrubber()
 
 
+@functools.lru_cache(maxsize=4096)
 def _holds_a_credential(scope: Scope) -> bool:
+    """Whether a scope kind or id is something the credential scrubber would redact (cached: a file
+    writes to a few scopes many times)."""
     return any(
         _CREDENTIALS_ONLY.scrub_text(part).redactions
         for level in scope.levels
