@@ -495,6 +495,31 @@ class _Run:
         if self.progress is not None:
             self.progress(1)
 
+    def consume(self, turns: Iterable[Any]) -> IngestReport:
+        """Ingest every item, stopping at a turn boundary on Ctrl-C; the report."""
+        with self:
+            for item in turns:
+                if self.stop_requested:
+                    break
+                self.ingest(item)
+        return self.report
+
+    async def aconsume(self, turns: Iterable[Any] | AsyncIterator[Any]) -> IngestReport:
+        """:meth:`consume` inside an event loop, which runs between turns."""
+        with self:
+            if isinstance(turns, AsyncIterator) or hasattr(turns, "__aiter__"):
+                async for item in turns:  # type: ignore[union-attr]
+                    if self.stop_requested:
+                        break
+                    self.ingest(item)
+            else:
+                for item in turns:
+                    if self.stop_requested:
+                        break
+                    self.ingest(item)
+                    await asyncio.sleep(0)
+        return self.report
+
     def __exit__(self, exc_type: Any, exc: BaseException | None, _tb: Any) -> None:
         if self._previous_handler is not None:
             signal.signal(signal.SIGINT, self._previous_handler)
@@ -530,20 +555,7 @@ def ingest_turns(
     each carrying the partial report (see the module docstring). An async iterable is read on its own
     event loop (inside a running loop, use :func:`aingest_turns`).
     """
-    if hasattr(turns, "__aiter__"):
-        return asyncio.run(
-            aingest_turns(
-                turns,
-                db,
-                threshold=threshold,
-                min_importance=min_importance,
-                max_records=max_records,
-                scrubber=scrubber,
-                progress=progress,
-                source=source,
-            )
-        )
-    with _Run(
+    run = _Run(
         db,
         threshold=threshold,
         min_importance=min_importance,
@@ -551,12 +563,10 @@ def ingest_turns(
         scrubber=scrubber,
         progress=progress,
         source=source,
-    ) as run:
-        for item in turns:  # type: ignore[union-attr]
-            if run.stop_requested:
-                break
-            run.ingest(item)
-    return run.report
+    )
+    if hasattr(turns, "__aiter__"):
+        return asyncio.run(run.aconsume(turns))
+    return run.consume(turns)  # type: ignore[arg-type]
 
 
 async def aingest_turns(
@@ -573,7 +583,7 @@ async def aingest_turns(
 ) -> IngestReport:
     """:func:`ingest_turns` as a coroutine, for callers inside an event loop (turns may be an async
     iterable). Each turn is written synchronously (SQLite is); the loop runs between turns."""
-    with _Run(
+    run = _Run(
         db,
         threshold=threshold,
         min_importance=min_importance,
@@ -581,19 +591,8 @@ async def aingest_turns(
         scrubber=scrubber,
         progress=progress,
         source=source,
-    ) as run:
-        if hasattr(turns, "__aiter__"):
-            async for item in turns:  # type: ignore[union-attr]
-                if run.stop_requested:
-                    break
-                run.ingest(item)
-        else:
-            for item in turns:  # type: ignore[union-attr]
-                if run.stop_requested:
-                    break
-                run.ingest(item)
-                await asyncio.sleep(0)
-    return run.report
+    )
+    return await run.aconsume(turns)
 
 
 def ingest_file(

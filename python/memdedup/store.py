@@ -128,6 +128,10 @@ CREATE TABLE IF NOT EXISTS ledger (
 ) WITHOUT ROWID;
 """
 
+_INSERT_NODE = (
+    "INSERT INTO nodes (id, scope_path, tenant_id, layer, label, properties, importance, salience, origin, "
+    "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+)
 _NODE_COLUMNS = (
     "seq, id, scope_path, tenant_id, layer, label, properties, importance, salience, origin, mentions, "
     "created_at, updated_at, retracted_at, retraction_reason"
@@ -703,10 +707,8 @@ class SQLiteGraphStore:
                 "SELECT 1 FROM nodes WHERE scope_path = ? AND id = ?", (values[1], values[0])
             )
             self._execute(
-                "INSERT INTO nodes (id, scope_path, tenant_id, layer, label, properties, importance, "
-                "salience, origin, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-                "ON CONFLICT (scope_path, id) DO UPDATE SET layer = excluded.layer, label = excluded.label, "
-                "properties = excluded.properties, importance = excluded.importance, "
+                _INSERT_NODE + "ON CONFLICT (scope_path, id) DO UPDATE SET layer = excluded.layer, "
+                "label = excluded.label, properties = excluded.properties, importance = excluded.importance, "
                 "salience = excluded.salience, origin = excluded.origin, updated_at = excluded.updated_at",
                 (*values, now, now),
             )
@@ -730,12 +732,7 @@ class SQLiteGraphStore:
         alone); True when it was inserted. An ancestor's row with the same id is another row."""
         values = self._node_values(scope, node_id, layer, label, properties, importance, salience, origin)
         now = _now()
-        cursor = self._execute(
-            "INSERT INTO nodes (id, scope_path, tenant_id, layer, label, properties, importance, "
-            "salience, origin, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
-            "ON CONFLICT (scope_path, id) DO NOTHING",
-            (*values, now, now),
-        )
+        cursor = self._execute(_INSERT_NODE + "ON CONFLICT (scope_path, id) DO NOTHING", (*values, now, now))
         return cursor.rowcount == 1
 
     def _owned(self, scope_path: str, node_id: str) -> StoredNode | None:
