@@ -158,6 +158,12 @@ def test_2_recall_at_a_child_scope_keeps_the_ancestor_s_rows(two_conversations: 
     assert "org hello" in recalled.text and "org hi" in recalled.text
     assert recalled.text.count("dana hi") == 1  # once, in the window
     assert "Releases ship on Tuesdays" in recalled.text and "Dana prefers dark mode" in recalled.text
+    # The window may also be given as mappings.
+    with SQLiteGraphStore(two_conversations) as store:
+        as_mappings = store.recall(
+            DANA, [{"turn_id": t.turn_id, "speaker": t.speaker, "text": t.text} for t in window]
+        )
+    assert as_mappings.dropped == recalled.dropped and str(as_mappings) == recalled.text
 
 
 def test_2_outside_window_keys_identity_by_the_owning_scope(two_conversations: Path) -> None:

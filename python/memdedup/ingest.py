@@ -93,7 +93,6 @@ __all__ = [
     "count_lines",
     "decide",
     "ingest_file",
-    "ingest_turn",
     "ingest_turns",
     "parse_turn",
     "read_turns",

@@ -16,19 +16,26 @@ turns (the seed's window contract, in one call).
    turn 1, so it stays.
 
 The window is the caller's: :class:`memdedup.window.WindowTurn` objects (``turn_id``, ``speaker``,
-``text``), in the order the block shows them. Ranking is not this module's: the block follows the store's
-order; filter or order the rows yourself and call :func:`memdedup.window.render_block` with
-``scope=`` for anything else.
+``text``; or mappings with those keys), in the order the block shows them. Ranking is not this
+module's: the block follows the store's order; filter or order the rows yourself and call
+:func:`memdedup.window.render_block` with ``scope=`` for anything else.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from memdedup.window import BlockReport, RecalledItem, RetrievalResult, recalled_from_node, render_block
+from memdedup.window import (
+    BlockReport,
+    RecalledItem,
+    RetrievalResult,
+    WindowTurn,
+    recalled_from_node,
+    render_block,
+)
 
 __all__ = ["Recall", "recall"]
 
@@ -73,13 +80,14 @@ def recall(
     (see the module docstring). ``char_ceiling=None`` admits every line."""
     if char_ceiling is None:
         char_ceiling = sys.maxsize
+    turns = [WindowTurn(**turn) if isinstance(turn, Mapping) else turn for turn in window]
     # 1. select
     nodes = store.query(scope, layer=layer, limit=limit)
     # 2. identify
     memories = tuple(recalled_from_node(node) for node in nodes)
     # 3. render, the window's own turns removed
     text, report = render_block(
-        window,
+        turns,
         RetrievalResult(memories=memories),
         char_ceiling=char_ceiling,
         max_bytes=max_bytes,
