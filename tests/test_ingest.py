@@ -503,16 +503,15 @@ def test_two_processes_ingesting_the_same_file_at_once_write_it_once(tmp_path: P
 
 _SLOW_CHILD = """
 import sys, time
-import memdedup.dedup as dedup
-from memdedup.ingest import ingest_file
-real = dedup.find_canonical_node
-async def slow(*args, **kwargs):
+import memdedup.ingest as ingest
+real = ingest.decide
+def slow(*args, **kwargs):
     # A restatement (the synthetic turns end it with ".") comes after two writes of its turn: sleeping
     # there, inside the turn's open write transaction, makes the kill land mid-turn almost every time.
     time.sleep(0.02 if kwargs["label"].endswith(".") else 0.001)
-    return await real(*args, **kwargs)
-dedup.find_canonical_node = slow
-ingest_file(sys.argv[1], sys.argv[2])
+    return real(*args, **kwargs)
+ingest.decide = slow
+ingest.ingest_file(sys.argv[1], sys.argv[2])
 """
 
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from memdedup.dedup import find_canonical_node
 from memdedup.errors import InputTypeError, InvalidInputError
 from memdedup.scope import Scope, ScopeLevel
-from memdedup.store import SQLiteGraphStore, StoreError, prefix_successor
+from memdedup.store import SQLiteGraphStore, StoreError, StoreIntegrityWarning, prefix_successor
 from strategies import n_examples
 from symfonic.core.scope import ScopeLevel as TenantLevel
 from symfonic.core.scope import TenantScope
@@ -96,7 +96,9 @@ def test_scope_json_forms() -> None:
     assert Scope.parse([{"kind": "org", "id": "acme"}, {"kind": "user", "id": "dana"}]) == DANA
     assert Scope.parse({"path": [["org", "acme"], ["user", "dana"]]}) == DANA
     assert Scope.parse(DANA.to_json()) == DANA
-    assert Scope.parse({"org": "acme", "user": 42}).levels[1].id == "42"
+    # Ids are text: a number is refused, never turned into the string it would collide with.
+    with pytest.raises(InputTypeError, match="string"):
+        Scope.parse({"org": "acme", "user": 42})
     assert DANA.readable() == "org:acme/user:dana" and DANA.parent == ORG and ORG.parent is None
 
 
@@ -384,3 +386,79 @@ def test_text_sqlite_cannot_store_is_refused_clearly(store: SQLiteGraphStore) ->
         write(store, DANA, "a", "   ")
     node = write(store, DANA, "a", "nul \x00 inside")
     assert store.get_node(DANA, "a").label == node.label == "nul \x00 inside"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Ownership of rows and of the file; integrity; one error type
+# ---------------------------------------------------------------------------------------------------
+def test_insert_node_is_keyed_by_the_owner_not_by_visibility(store: SQLiteGraphStore) -> None:
+    assert store.insert_node(ORG, node_id="t1", layer="episodic", label="hello")
+    assert store.get_node(DANA, "t1") is not None  # the org's row is visible to Dana...
+    assert store.owned_node(DANA, "t1") is None  # ...but not Dana's
+    assert store.insert_node(DANA, node_id="t1", layer="episodic", label="hello")
+    assert not store.insert_node(DANA, node_id="t1", layer="episodic", label="changed")  # left alone
+    assert store.owned_node(DANA, "t1").label == "hello"
+    assert [(n.scope_path, n.id) for n in store.all_nodes()] == [
+        (ORG.scope_path, "t1"),
+        (DANA.scope_path, "t1"),
+    ]
+
+
+def test_a_new_database_is_stamped_as_memdedup_s(tmp_path: Path) -> None:
+    from memdedup.store import APPLICATION_ID
+
+    SQLiteGraphStore(tmp_path / "m.sqlite").close()
+    with sqlite3.connect(tmp_path / "m.sqlite") as conn:
+        assert conn.execute("PRAGMA application_id").fetchone()[0] == APPLICATION_ID
+    conn.close()
+
+
+@pytest.mark.parametrize(
+    "setup",
+    [
+        "CREATE TABLE customers (id INTEGER PRIMARY KEY)",
+        "CREATE VIEW v AS SELECT 1",
+        "PRAGMA application_id = 42",
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT); CREATE TABLE orders (id INTEGER)",
+    ],
+)
+def test_a_database_that_is_not_empty_and_not_memdedup_s_is_left_alone(tmp_path: Path, setup: str) -> None:
+    path = tmp_path / "other.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.executescript(setup)
+    conn.close()
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match="not a memdedup database"):
+        SQLiteGraphStore(path)
+    assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["other.sqlite"]
+
+
+def test_a_damaged_row_is_a_store_error(tmp_path: Path) -> None:
+    path = tmp_path / "m.sqlite"
+    with SQLiteGraphStore(path) as opened:
+        write(opened, DANA, "n", "Dana likes tea")
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE nodes SET properties = '{not json'")
+    conn.close()
+    with pytest.warns(StoreIntegrityWarning, match="nodes row 1: properties is not JSON"):
+        opened = SQLiteGraphStore(path)
+    with opened, pytest.raises(StoreError, match="damaged"):
+        opened.query(DANA)
+
+
+def test_the_check_on_open_can_be_full_or_off(tmp_path: Path) -> None:
+    path = tmp_path / "m.sqlite"
+    with pytest.raises(InvalidInputError, match="check"):
+        SQLiteGraphStore(path, check="sometimes")
+    for check in ("quick", "full", "off"):
+        with SQLiteGraphStore(path, check=check) as opened:
+            assert opened.integrity_problems == []
+
+
+def test_a_failed_commit_rolls_back_and_is_a_store_error(tmp_path: Path) -> None:
+    with SQLiteGraphStore(tmp_path / "m.sqlite") as opened:
+        opened._conn.execute("PRAGMA max_page_count = 8")
+        with pytest.raises(StoreError, match="full"), opened.transaction():
+            for i in range(200):
+                write(opened, DANA, f"n{i}", "x" * 500)
+        assert not opened.in_transaction and opened.count_nodes() == 0

@@ -1,26 +1,30 @@
 """The pure-Python reference: the oracle the parity tests compare against, and the fallback.
 
 Everything here is written as plainly as the contract reads (stdlib ``difflib`` and ``str``
-methods), because its only job is to be obviously right. The Rust core in ``memdedup._core``
-must give the same answer for every input; ``MEMDEDUP_IMPLEMENTATION=python`` runs the whole
-package on this module instead.
+methods), because its only job is to be obviously right. Each function mirrors the Rust core's
+(``memdedup._core``) function of the same name, with the same arguments and the same answers, so
+``memdedup._backend.impl`` is either module and callers never branch on which;
+``MEMDEDUP_IMPLEMENTATION=python`` runs the whole package on this module. :func:`find_canonical_node`
+is the oracle of :func:`memdedup.dedup.find_canonical_node` (the seed's lookup, verbatim in behaviour).
+
+Shared rules live with their owners, not here: scope paths and ownership in :mod:`memdedup.scope`.
 """
 
 from __future__ import annotations
 
 import logging
+from array import array
 from collections.abc import Sequence
 from difflib import SequenceMatcher
 from typing import Any
+
+from memdedup.scope import stored_scope_path
 
 DEDUP_SIMILARITY_THRESHOLD = 0.85
 DEDUP_PREFIX_LEN = 20
 DEDUP_QUERY_LIMIT = 20
 DEDUP_SUBSUME_MIN_CHARS = 16
 TERMINAL_PUNCTUATION = ".!?;:,"
-SCOPE_PATH_KEY = "scope_path"
-SCOPE_PATH_DELIMITER = "\x1f"
-LEGACY_SCOPE_PREFIX = "tenant" + SCOPE_PATH_DELIMITER
 
 logger = logging.getLogger("memdedup.dedup")
 
@@ -43,7 +47,17 @@ def real_quick_ratio(a: str, b: str, *, autojunk: bool = True) -> float:
 
 
 def matching_blocks(a: str, b: str, *, autojunk: bool = True) -> list[tuple[int, int, int]]:
-    return [tuple(m) for m in SequenceMatcher(None, a, b, autojunk=autojunk).get_matching_blocks()]
+    return [(m.a, m.b, m.size) for m in SequenceMatcher(None, a, b, autojunk=autojunk).get_matching_blocks()]
+
+
+def _contract_match(stored: Any, incoming: Any, threshold: float, min_chars: int) -> bool:
+    a, b = normalise_label(stored), normalise_label(incoming)
+    if not a or not b:
+        return False
+    if SequenceMatcher(None, a, b).ratio() >= threshold:
+        return True
+    shorter, longer = (a, b) if len(a) <= len(b) else (b, a)
+    return len(shorter) >= min_chars and shorter in longer
 
 
 def labels_match(
@@ -52,15 +66,20 @@ def labels_match(
     *,
     threshold: float = DEDUP_SIMILARITY_THRESHOLD,
     min_chars: int = DEDUP_SUBSUME_MIN_CHARS,
+    guards: Any = None,
 ) -> bool:
-    """Ratio (stored first) >= threshold, or the shorter normalised label (>= min_chars) is in the longer."""
-    a, b = normalise_label(stored), normalise_label(incoming)
-    if not a or not b:
-        return False
-    if SequenceMatcher(None, a, b).ratio() >= threshold:
-        return True
-    shorter, longer = (a, b) if len(a) <= len(b) else (b, a)
-    return len(shorter) >= min_chars and shorter in longer
+    """Ratio (stored first) >= threshold, or the shorter normalised label (>= min_chars) is in the longer.
+
+    ``guards`` (off by default): also require :func:`memdedup.guards.guards_allow`; the guards are parsed
+    (and refused) even when the labels differ, as the core does.
+    """
+    matched = _contract_match(stored, incoming, threshold, min_chars)
+    if guards is None:
+        return matched
+    from memdedup import guards as guard_rules  # imported here: memdedup.guards imports the backend
+
+    parsed = guard_rules.as_guards(guards)
+    return matched and guard_rules.guards_allow(stored, incoming, parsed)
 
 
 def match_reason(
@@ -112,35 +131,6 @@ def match_mask(
     return [labels_match(c, incoming, threshold=threshold, min_chars=min_chars) for c in candidates]
 
 
-def legacy_scope_path(tenant_id: Any) -> str:
-    """The 1-level root path a pre-scope-path row reads as: ``"tenant\x1f" + tenant_id``.
-
-    The id must be a non-blank ``str`` without the path delimiter, as symfonic-core's ``ScopeLevel``
-    validates it; anything else raises, which the lookup swallows (and so stops), as the seed's does.
-    """
-    if isinstance(tenant_id, bytes | bytearray):
-        tenant_id = bytes(tenant_id).decode("utf-8")
-    if not isinstance(tenant_id, str):
-        raise TypeError(f"a legacy row's tenant_id must be str, not {type(tenant_id).__name__}")
-    if not tenant_id.strip():
-        raise ValueError("a legacy row's tenant_id must be a non-empty string")
-    if SCOPE_PATH_DELIMITER in tenant_id:
-        raise ValueError("a legacy row's tenant_id must not contain the scope path delimiter")
-    return f"{LEGACY_SCOPE_PREFIX}{tenant_id}"
-
-
-def stored_scope_path(properties: Any, tenant_id: Any) -> str:
-    """A stored row's owning scope path; legacy rows (no ``scope_path``) belong to the tenant root."""
-    raw = (properties or {}).get(SCOPE_PATH_KEY)
-    if isinstance(raw, str) and raw:
-        return raw
-    return legacy_scope_path(tenant_id)
-
-
-def write_scope_path(scope: Any) -> str:
-    return scope.scope_path
-
-
 async def find_canonical_node(
     graph: Any,
     scope: Any,
@@ -162,7 +152,7 @@ async def find_canonical_node(
             for node in candidates:
                 if str(getattr(node, "id", "")) == str(requested_id):
                     return node
-        write_path = write_scope_path(scope)
+        write_path = scope.scope_path
         for node in candidates:
             node_label = getattr(node, "label", "") or ""
             if not labels_match(node_label, label, threshold=threshold):
@@ -192,6 +182,48 @@ def match_pairs(
     ]
 
 
+def pair_reasons(
+    labels: Sequence[Any],
+    pairs: Sequence[tuple[int, int]],
+    *,
+    threshold: float = DEDUP_SIMILARITY_THRESHOLD,
+    min_chars: int = DEDUP_SUBSUME_MIN_CHARS,
+) -> tuple[list[str | None], list[float]]:
+    """For each ``(i, j)``: why ``labels[i]`` (stored) and ``labels[j]`` (incoming) match (None when they
+    do not), and the exact ratio of the normalised labels (0.0 when either is empty)."""
+    labels = list(labels)
+    reasons: list[str | None] = []
+    scores: list[float] = []
+    for i, j in pairs:
+        if not (0 <= i < len(labels) and 0 <= j < len(labels)):
+            raise ValueError(f"pair ({i}, {j}) is out of range")
+        a, b = normalise_label(labels[i]), normalise_label(labels[j])
+        decided = match_reason(labels[i], labels[j], threshold=threshold, min_chars=min_chars)
+        reasons.append(decided[0] if decided else None)
+        scores.append(SequenceMatcher(None, a, b).ratio() if a and b else 0.0)
+    return reasons, scores
+
+
+def cdist(
+    queries: Sequence[Any],
+    choices: Sequence[Any],
+    *,
+    autojunk: bool = True,
+    cutoff: float = 0.0,
+    normalise: bool = False,
+) -> bytes:
+    """The ``len(queries) x len(choices)`` matrix of ``ratio(query, choice)`` (0.0 below ``cutoff``), row
+    by row, as native float64 bytes."""
+    out = array("d")
+    for query in queries:
+        q = normalise_label(query) if normalise else query
+        for choice in choices:
+            c = normalise_label(choice) if normalise else choice
+            score = ratio(q, c, autojunk=autojunk)
+            out.append(score if score >= cutoff else 0.0)
+    return out.tobytes()
+
+
 def replay(
     labels: Sequence[Any],
     partitions: Sequence[int],
@@ -211,7 +243,9 @@ def replay(
     for i, (text, part) in enumerate(zip(texts, partitions, strict=True)):
         stripped = text.strip()
         if not stripped:
-            canonical.append(i), outcome.append("empty"), score.append(float("nan"))
+            canonical.append(i)
+            outcome.append("empty")
+            score.append(float("nan"))
             continue
         key = stripped if prefix == "raw" else normalise_label(text)
         store = stores.setdefault(part, [])
@@ -226,11 +260,15 @@ def replay(
         )
         if hit is None:
             store.append(i)
-            canonical.append(i), outcome.append("new"), score.append(float("nan"))
+            canonical.append(i)
+            outcome.append("new")
+            score.append(float("nan"))
         else:
             reason = match_reason(texts[hit], text, threshold=threshold, min_chars=min_chars)
             assert reason is not None
-            canonical.append(hit), outcome.append(reason[0]), score.append(reason[1])
+            canonical.append(hit)
+            outcome.append(reason[0])
+            score.append(reason[1])
     return canonical, outcome, score
 
 

@@ -4,12 +4,20 @@ Every function gives, for every pair it decides, the answer :func:`memdedup.labe
 earlier label is the stored one). The decisions run in the Rust core without the GIL (reading the Python
 labels holds it), in parallel across cores (rayon; ``RAYON_NUM_THREADS`` sizes the pool); thread counts
 never change a result. Under ``MEMDEDUP_IMPLEMENTATION=python`` the same functions run on the pure-Python
-reference.
+reference (``memdedup._backend.impl`` is either, with the same functions).
+
+Scopes and layers are hard partitions, compared by type and value: ``1``, ``1.0``, ``True`` and ``"1"``
+are four partitions (they are equal, and hash alike, in a ``dict``), tuples are compared element by
+element the same way, every NaN is one partition, and an unhashable value is refused
+(:class:`~memdedup.errors.InputTypeError`). In a file (:func:`read_label_table`) a JSON value keeps its
+type: ``"scope": 1`` is not ``"scope": "1"``, and ``null``, ``""`` and a missing field are three
+partitions. Nothing is ever merged because two values look alike.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -17,8 +25,6 @@ from typing import Any
 
 import numpy as np
 
-from memdedup import _reference
-from memdedup._backend import IMPLEMENTATION
 from memdedup._backend import impl as _impl
 from memdedup._reference import (
     DEDUP_PREFIX_LEN,
@@ -40,8 +46,6 @@ __all__ = [
     "match_pairs",
     "replay",
 ]
-
-_RUST = IMPLEMENTATION == "rust"
 
 
 def _check_threshold(threshold: float) -> float:
@@ -122,16 +126,8 @@ def cdist(
     del workers
     cutoff = 0.0 if score_cutoff is None else _check_threshold(score_cutoff)
     queries, choices = list(queries), list(choices)
-    if _RUST:
-        raw = _impl.cdist(queries, choices, autojunk=autojunk, cutoff=cutoff, normalise=normalise)
-        return np.frombuffer(raw, dtype=np.float64).reshape(len(queries), len(choices)).copy()
-    prep = _reference.normalise_label if normalise else (lambda s: s)
-    out = np.zeros((len(queries), len(choices)))
-    for i, q in enumerate(queries):
-        for j, c in enumerate(choices):
-            r = _reference.ratio(prep(q), prep(c), autojunk=autojunk)
-            out[i, j] = r if r >= cutoff else 0.0
-    return out
+    raw = _impl.cdist(queries, choices, autojunk=autojunk, cutoff=cutoff, normalise=normalise)
+    return np.frombuffer(raw, dtype=np.float64).reshape(len(queries), len(choices)).copy()
 
 
 def extract(
@@ -171,18 +167,45 @@ class ReplayResult:
         return self.canonical != np.arange(len(self.canonical))
 
 
+def _partition_key(value: Any, name: str) -> Any:
+    """``value`` as a partition key that equals another only for the same kind and value (see the module
+    docstring): a ``str`` (subclasses by their plain value), a ``bool``, an integer (numpy's too), a float
+    (every NaN alike) or a tuple (element by element); any other hashable by its exact type."""
+    if isinstance(value, str):
+        return (str, str.__str__(value))
+    if isinstance(value, bool | np.bool_):
+        return (bool, bool(value))
+    if isinstance(value, numbers.Integral):
+        return (int, int(value))
+    if isinstance(value, float | np.floating):
+        return (float, "nan") if math.isnan(value) else (float, float(value))
+    if isinstance(value, tuple):
+        return (tuple, tuple(_partition_key(item, name) for item in value))
+    try:
+        hash(value)
+    except TypeError:
+        raise InputTypeError(
+            f"{name} values must be hashable (a str, a number, a tuple ...), not {type(value).__name__}"
+        ) from None
+    return (type(value), value)
+
+
+def _typed(column: Sequence[Hashable], name: str) -> Sequence[Any]:
+    if all(type(value) is str for value in column):
+        return column  # the common case: plain strs only, so no two types can meet
+    return [_partition_key(value, name) for value in column]
+
+
 def _partitions(n: int, scopes: Sequence[Hashable] | None, layers: Sequence[Hashable] | None) -> list[int]:
     for name, column in (("scopes", scopes), ("layers", layers)):
         if column is not None and len(column) != n:
             raise InvalidInputError(f"{name} has {len(column)} entries but there are {n} labels")
     if scopes is None and layers is None:
         return [0] * n  # one partition; the loop below took ~0.4 s a million labels
-    ids: dict[tuple[Hashable, Hashable], int] = {}
-    out = []
-    for k in range(n):
-        key = (scopes[k] if scopes is not None else None, layers[k] if layers is not None else None)
-        out.append(ids.setdefault(key, len(ids)))
-    return out
+    scope_keys = _typed(scopes, "scope") if scopes is not None else [None] * n
+    layer_keys = _typed(layers, "layer") if layers is not None else [None] * n
+    ids: dict[tuple[Any, Any], int] = {}
+    return [ids.setdefault(key, len(ids)) for key in zip(scope_keys, layer_keys, strict=True)]
 
 
 def replay(
@@ -259,13 +282,10 @@ def join(
     found_arrays = []
     for members in groups.values():
         sub = [labels[k] for k in members]
-        if _RUST and hasattr(_impl, "join"):
-            # The core's answer: native-endian u32 pairs, sorted, as bytes (no object per pair).
-            raw = _impl.join(sub, threshold=threshold, min_chars=min_chars)
-            found = np.frombuffer(raw, dtype=np.uint32)
-        else:
-            pairs_found = _reference.join(sub, threshold=threshold, min_chars=min_chars)
-            found = np.asarray(pairs_found, dtype=np.uint32)
+        # The core answers with native-endian u32 pairs as bytes (no object per pair); the reference
+        # with a list of pairs.
+        raw = _impl.join(sub, threshold=threshold, min_chars=min_chars)
+        found = np.frombuffer(raw, dtype=np.uint32) if isinstance(raw, bytes) else np.asarray(raw, np.uint32)
         found = found.reshape(-1, 2).astype(np.int64)
         found_arrays.append(np.asarray(members, dtype=np.int64)[found] if len(groups) > 1 else found)
     pairs = np.concatenate(found_arrays) if found_arrays else np.empty((0, 2), dtype=np.int64)
@@ -315,15 +335,7 @@ def clusters(
     reason = ["new"] * len(labels)
     score = np.full(len(labels), np.nan)
     if collapsed:
-        if _RUST:
-            reasons, scores = _impl.pair_reasons(labels, collapsed, threshold=threshold, min_chars=min_chars)
-        else:
-            decided = [
-                _reference.match_reason(labels[i], labels[j], threshold=threshold, min_chars=min_chars)
-                for i, j in collapsed
-            ]
-            reasons = [d[0] if d else None for d in decided]
-            scores = [d[1] if d else float("nan") for d in decided]
+        reasons, scores = _impl.pair_reasons(labels, collapsed, threshold=threshold, min_chars=min_chars)
         for (_, j), r, s in zip(collapsed, reasons, scores, strict=True):
             reason[j] = r or "unmatched"
             score[j] = s
@@ -335,11 +347,33 @@ def clusters(
 # ---------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class LabelTable:
-    """Labels read from a file, with their scope and layer when the file has those columns."""
+    """Labels read from a file, with their scope and layer when the file has those columns.
+
+    A scope or layer keeps its JSON type (see :func:`read_label_table`); :data:`MISSING` marks a row
+    without the field.
+    """
 
     labels: list[str]
-    scopes: list[str] | None = None
-    layers: list[str] | None = None
+    scopes: list[Any] | None = None
+    layers: list[Any] | None = None
+
+
+class _Missing:
+    """The scope or layer of a row that has no such field (a partition of its own)."""
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING: Any = _Missing()
+
+
+@dataclass(frozen=True)
+class JSONValue:
+    """A JSON object or array given as a scope or layer, by its canonical JSON (a partition of its own,
+    never equal to a string)."""
+
+    json: str
 
 
 def read_label_table(
@@ -355,6 +389,11 @@ def read_label_table(
     The format follows the extension (``.jsonl``/``.ndjson``, ``.csv``, ``.gz`` on any of them);
     anything else is text. A scope or layer column is used when present; a label column that is
     missing from a JSONL object or CSV header is an error naming the line, never a silent skip.
+
+    Scope and layer values keep their type, so they partition exactly (see the module docstring): a
+    JSON string, number, boolean or ``null`` is that Python value, an object or array a
+    :class:`JSONValue`, and a row without the field :data:`MISSING`. A CSV cell is always text (a short
+    row's absent cell is :data:`MISSING`).
     """
     import csv
     import gzip
@@ -374,8 +413,8 @@ def read_label_table(
         raise InvalidInputError(f"cannot read {path}: {exc.strerror or exc}") from exc
     text = raw.decode("utf-8", errors="surrogateescape")
     labels: list[str] = []
-    scopes: list[str] = []
-    layers: list[str] = []
+    scopes: list[Any] = []
+    layers: list[Any] = []
     has_scope = has_layer = False
     if kind == "text":
         return LabelTable(_lines(text))
@@ -402,9 +441,9 @@ def read_label_table(
         label = row.get(label_column)
         labels.append("" if label is None else str(label))
         if has_scope:
-            scopes.append(_column_text(row.get(scope_column)))
+            scopes.append(_column_value(row, scope_column, csv=kind == "csv"))
         if has_layer:
-            layers.append(_column_text(row.get(layer_column)))
+            layers.append(_column_value(row, layer_column, csv=kind == "csv"))
         if progress is not None:
             progress(1)
     return LabelTable(labels, scopes if has_scope else None, layers if has_layer else None)
@@ -436,7 +475,24 @@ def _lines(text: str) -> list[str]:
     return lines
 
 
+def _column_value(row: Mapping[str, Any], column: str | None, *, csv: bool) -> Any:
+    """A scope or layer cell with its type kept (see :func:`read_label_table`)."""
+    import json
+
+    if column is None or column not in row:
+        return MISSING
+    value = row[column]
+    if value is None and csv:  # csv.DictReader's filler for the cells a short row lacks
+        return MISSING
+    if isinstance(value, dict | list):
+        return JSONValue(json.dumps(value, sort_keys=True, ensure_ascii=False))
+    return value
+
+
 def _column_text(value: Any) -> str:
+    """A cell as text, the way the Dask engine's JSONL reader (``memdedup.dask``) still reads one: ``null``
+    and a missing field as ``""``, another non-text value as its JSON. (The in-process reader keeps types
+    apart instead: :func:`_column_value`.)"""
     import json
 
     if value is None or isinstance(value, str):

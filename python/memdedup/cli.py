@@ -108,26 +108,62 @@ def _add_ingest_parser(subparsers: Any) -> None:
 
 
 def _run_ingest(args: argparse.Namespace) -> int:
-    from memdedup.ingest import count_lines, ingest_file
-    from memdedup.scrub import CredentialScrubber
+    """Exit 0: every line ingested; 1: finished, but some lines were not ingested or the database failed
+    its integrity check; 2: the database cannot be used or failed mid-run (the partial report is printed:
+    every turn it lists was written whole); 130: Ctrl-C, which stops at the next turn boundary and prints
+    the partial report."""
+    import warnings
 
-    total = count_lines(args.turns)
-    with _progress_bar(total, not args.no_progress and not args.json) as progress:
-        report = ingest_file(
-            args.turns,
-            args.db,
-            threshold=args.threshold,
-            min_importance=args.min_importance,
-            max_records=args.max_records,
-            scrubber=CredentialScrubber(pii=args.pii),
-            progress=progress,
+    from memdedup.ingest import IngestInterrupted, IngestReport, count_lines, ingest_file
+    from memdedup.scrub import CredentialScrubber
+    from memdedup.store import StoreError, StoreIntegrityWarning
+
+    try:
+        total = count_lines(args.turns)
+        with warnings.catch_warnings():
+            # The run reports a failed integrity check itself (report.warnings), once, below.
+            warnings.simplefilter("ignore", StoreIntegrityWarning)
+            with _progress_bar(total, not args.no_progress and not args.json) as progress:
+                report = ingest_file(
+                    args.turns,
+                    args.db,
+                    threshold=args.threshold,
+                    min_importance=args.min_importance,
+                    max_records=args.max_records,
+                    scrubber=CredentialScrubber(pii=args.pii),
+                    progress=progress,
+                )
+    except KeyboardInterrupt as stopped:
+        # At a turn boundary (IngestInterrupted), or before the first turn (counting, opening).
+        if isinstance(stopped, IngestInterrupted):
+            report = stopped.report
+        else:
+            report = IngestReport(source=args.turns, database=args.db, interrupted=True)
+        _print_ingest_report(report, args)
+        print(
+            f"memdedup ingest: interrupted after {report.turns} turns: every turn reported was "
+            "written whole, nothing after it; run the same command again to finish",
+            file=sys.stderr,
         )
+        return 130
+    except StoreError as exc:
+        if exc.report is not None:
+            _print_ingest_report(exc.report, args)
+        print(f"memdedup ingest: error: {exc}", file=sys.stderr)
+        return 2
+    _print_ingest_report(report, args)
+    return 1 if report.problems or report.warnings else 0
+
+
+def _print_ingest_report(report: Any, args: argparse.Namespace) -> None:
+    for warning in report.warnings:
+        print(f"memdedup ingest: warning: {warning}", file=sys.stderr)
     if args.json:
         json.dump(report.to_dict(), sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
         print_ingest_summary(report, sys.stdout)
-    return 1 if report.problems else 0
+    sys.stdout.flush()
 
 
 def print_ingest_summary(report: Any, out: TextIO) -> None:
@@ -143,6 +179,10 @@ def print_ingest_summary(report: Any, out: TextIO) -> None:
         f"({counts['noops']} noop); {counts['degraded_outputs']} degraded outputs, "
         f"{counts['bad_lines']} bad lines\n"
     )
+    if report.interrupted:
+        out.write("  interrupted (Ctrl-C): stopped at a turn boundary; the turns below were written whole\n")
+    if report.error:
+        out.write(f"  stopped by a database error: {_shorten(report.error, _REASON_WIDTH)}\n")
     if report.written:
         out.write(f"\nWritten ({len(report.written)})\n")
         rows = [

@@ -11,17 +11,17 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from memdedup._backend import IMPLEMENTATION
 from memdedup._backend import impl as _impl
 from memdedup._reference import (
     DEDUP_PREFIX_LEN,
     DEDUP_QUERY_LIMIT,
     DEDUP_SIMILARITY_THRESHOLD,
     DEDUP_SUBSUME_MIN_CHARS,
-    stored_scope_path,
 )
 from memdedup._reference import find_canonical_node as _sequential_find_canonical_node
+from memdedup._reference import labels_match as _reference_labels_match
 from memdedup.guards import Guards, as_guards, guards_allow
+from memdedup.scope import stored_scope_path
 
 __all__ = [
     "DEDUP_PREFIX_LEN",
@@ -39,28 +39,9 @@ logger = logging.getLogger("memdedup.dedup")
 normalise_label = _impl.normalise_label
 
 
-def _labels_match(
-    stored: Any,
-    incoming: Any,
-    *,
-    threshold: float = DEDUP_SIMILARITY_THRESHOLD,
-    min_chars: int = DEDUP_SUBSUME_MIN_CHARS,
-    guards: Guards | str | None = None,
-) -> bool:
-    """The shared same-fact criterion: fuzzy ratio OR subsumption (see the module docstring).
-
-    ``guards`` (off by default): also require :func:`memdedup.guards.guards_allow` (value / negation).
-    """
-    matched = _impl.labels_match(stored, incoming, threshold=threshold, min_chars=min_chars)
-    if guards is None:
-        return matched
-    guards = as_guards(guards)
-    return matched and guards_allow(stored, incoming, guards)
-
-
-# The compiled extension's labels_match takes the same arguments, guards included, in one call (the
-# wrapper above cost as much as the decision); the pure-Python backend runs the wrapper.
-labels_match = _impl.labels_match if IMPLEMENTATION == "rust" else _labels_match
+# One call into the backend (the core's labels_match takes the guards itself; the reference's mirrors it).
+labels_match = _impl.labels_match
+_labels_match = _reference_labels_match  # the plain form, which tests compare the backend's against
 
 
 async def find_canonical_node(

@@ -1,66 +1,636 @@
-"""The write pipeline: model output in, deduplicated and scrubbed memories in a SQLite store out.
+"""The write path, top to bottom: model output in, scrubbed and deduplicated memories in a SQLite store out.
 
-For each turn (one JSON object per line of a ``.jsonl`` file, see :func:`parse_turn`): parse the model's
-raw extraction output (:func:`memdedup.operations.parse_extraction`, which scrubs credentials before a
-record id is derived), then, in one ``BEGIN IMMEDIATE`` transaction, write each memory or collapse it
-into the memory it restates. Semantic and procedural memories go through
-:func:`memdedup.dedup.find_canonical_node` on the store, which only ever collapses into a row owned by
-the write scope itself; the other layers are append-only. The report says, for every op, what became of
-it: written, collapsed into which memory and why (``ratio`` and its score, or ``containment``), already
-ingested, or dropped and why; and for every input line that could not be read, why.
+Read this file in order; it is the whole path. For each turn (one JSON object per line of a ``.jsonl``
+file, :func:`read_turns` and :func:`parse_turn`), :func:`ingest_turn` runs five stages:
 
-Idempotency: every applied record is entered in the store's ledger, keyed by ``(scope_path, record_id)``,
-in the same transaction as its node. Record ids are derived from the turn, the op's index and the
-scrubbed text, so re-running a file derives the same ids, finds them in the ledger and writes nothing
-new; a run killed mid-file leaves whole turns behind (a turn commits or rolls back as one), and a re-run
-finishes the rest exactly as one uninterrupted run would have.
+1. **parse**: find the ops in the model's raw output (:func:`memdedup.operations.read_ops`: fenced,
+   tagged, embedded or truncated JSON; an output that cannot be read whole is *degraded*, never fatal);
+2. **scrub**, once, before any id is derived or any text is kept: every chat message and every text an
+   op carries (label, action, layer, property keys and values, dropped-key paths) is cleaned (lone
+   surrogates become U+FFFD, :func:`memdedup.operations.clean_text`) and scrubbed of credentials
+   (:func:`memdedup.operations.scrub_op`, :class:`memdedup.scrub.CredentialScrubber`);
+3. **mint**: each scrubbed op becomes a memory with an id derived from the turn, its index and its
+   scrubbed text, or a reason it is none (:func:`memdedup.operations.mint_all`);
+4. **decide** (:func:`decide`): a semantic or procedural memory collapses into the memory its write scope
+   owns and restates, exactly as :func:`memdedup.dedup.find_canonical_node` chooses, with the reason
+   (``ratio`` or ``containment``) and the exact score from the same single call into the core; the
+   other layers are append-only;
+5. **write**, in the turn's one ``BEGIN IMMEDIATE`` transaction: the transcript rows
+   (:class:`memdedup.window.TranscriptRow`, one per user and assistant message, owned by the turn's
+   scope), then for each memory its node (new) or one more mention (collapsed), and its ledger entry.
+
+The report (at the end of this file) says, for every op, what became of it: written, collapsed into which
+memory and why, already ingested, or dropped and why; and for every input line that was not ingested,
+why. Only committed turns are in it, and every text in it has been scrubbed.
+
+Failures, by where they happen:
+
+* a line that is not a turn (not JSON, no scope, a turn number SQLite cannot hold, a scope id that is
+  not text or that holds a credential ...) is a :class:`LineProblem` with a reason; the run goes on;
+* a turn whose write fails for its own data rolls back whole and is a ``write_failed`` problem; the run
+  goes on;
+* a failure of the database itself (damaged, full, locked, an I/O error) is a
+  :class:`~memdedup.store.StoreError` that ends the run, with the partial report on ``.report``;
+* Ctrl-C (SIGINT, when the run owns the main thread's default handler) stops the run at the next turn
+  boundary: :class:`IngestInterrupted` (a ``KeyboardInterrupt``) carries the partial report; a second
+  Ctrl-C stops at once, rolling the turn in progress back.
+
+Idempotency: every applied record is entered in the ledger, keyed by ``(scope_path, record_id)``, in the
+same transaction as its node, and transcript rows are keyed by ``(scope_path, id)``: re-running a file
+derives the same ids and writes nothing new; a run killed mid-file leaves whole turns behind, and a
+re-run finishes the rest exactly as one uninterrupted run would have.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
+import logging
 import os
+import signal
+import threading
 from collections import Counter
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Generator, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
+from types import FrameType
 from typing import Any
 
-from memdedup import dedup as _dedup
 from memdedup._backend import impl as _impl
+from memdedup.dedup import (
+    DEDUP_PREFIX_LEN,
+    DEDUP_QUERY_LIMIT,
+    DEDUP_SIMILARITY_THRESHOLD,
+    DEDUP_SUBSUME_MIN_CHARS,
+)
 from memdedup.errors import InputTypeError, InvalidInputError
 from memdedup.operations import (
     DEDUP_LAYERS,
     ExtractedMemory,
     ExtractionRequest,
     ProviderFamily,
-    parse_extraction,
+    clean_text,
+    mint_all,
+    read_ops,
     reason_code,
+    scrub_op,
 )
-from memdedup.scope import Scope, readable_scope_path
+from memdedup.scope import Scope, owner_of, readable_scope_path
 from memdedup.scrub import CredentialScrubber
-from memdedup.store import LedgerEntry, SQLiteGraphStore
+from memdedup.store import LedgerEntry, SQLiteGraphStore, StoredNode, StoreError
+from memdedup.window import TRANSCRIPT_SPEAKERS, TranscriptRow
 
 __all__ = [
+    "Canonical",
     "DegradedOutput",
     "DroppedOp",
+    "IngestInterrupted",
     "IngestReport",
     "LineProblem",
     "RecordOutcome",
     "Turn",
     "aingest_turns",
     "count_lines",
+    "decide",
     "ingest_file",
     "ingest_turns",
     "parse_turn",
     "read_turns",
 ]
 
+logger = logging.getLogger("memdedup.ingest")
+
 WRITTEN = "written"
 COLLAPSED = "collapsed"
 ALREADY_INGESTED = "already_ingested"
+MAX_TURN = 2**63 - 1
+"""The largest turn number: SQLite's largest INTEGER (the ledger stores it)."""
 
 
+# ---------------------------------------------------------------------------------------------------
+# Reading turns
+# ---------------------------------------------------------------------------------------------------
+def read_turns(
+    path: str | os.PathLike[str], *, scrubber: CredentialScrubber | None = None
+) -> Generator[Turn | LineProblem, None, None]:
+    """The turns of a ``.jsonl`` file, line by line; a line that is not a turn yields its reason.
+
+    Blank lines are skipped. An unreadable file raises :class:`~memdedup.errors.InvalidInputError`.
+    """
+    scrubber = scrubber if scrubber is not None else CredentialScrubber()
+    try:
+        handle = open(path, "rb")  # closed in the finally below: the generator owns it
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read {os.fspath(path)!r}: {exc.strerror or exc}") from exc
+    try:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                yield LineProblem(number, f"invalid_utf8: byte {exc.start} is not UTF-8")
+                continue
+            try:
+                value = json.loads(text)
+            except (ValueError, RecursionError) as exc:
+                yield LineProblem(number, f"invalid_json: {_exception_text(exc, scrubber)}")
+                continue
+            yield parse_turn(value, line=number, scrubber=scrubber)
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read {os.fspath(path)!r}: {exc.strerror or exc}") from exc
+    finally:
+        handle.close()
+
+
+def parse_turn(
+    value: Any, *, line: int = 0, scrubber: CredentialScrubber | None = None
+) -> Turn | LineProblem:
+    """One turn from its JSON object, or the reason it is not one (scrubbed: it may quote the line)."""
+    if isinstance(value, Turn):
+        return value
+    scrubber = scrubber if scrubber is not None else CredentialScrubber()
+    if not isinstance(value, Mapping):
+        return LineProblem(line, f"invalid_turn: a turn is a JSON object, not a {type(value).__name__}")
+    if "scope" not in value:
+        return LineProblem(line, "invalid_scope: the turn has no 'scope'")
+    try:
+        scope = Scope.parse(value["scope"])
+    except (InvalidInputError, InputTypeError) as exc:
+        return LineProblem(line, f"invalid_scope: {_exception_text(exc, scrubber, typed=False)}")
+    if _holds_a_credential(scope):
+        # Scope ids are keys: scrubbing one would merge owners, and it is stored and reported as it is.
+        return LineProblem(
+            line,
+            "invalid_scope: a scope kind or id looks like a credential; scope ids are stored and "
+            "reported as they are, so the turn was not ingested",
+        )
+    number = value.get("turn")
+    if isinstance(number, bool) or not isinstance(number, int) or not 0 <= number <= MAX_TURN:
+        if isinstance(number, int) and not isinstance(number, bool):
+            got = str(number) if number.bit_length() <= 128 else f"an integer of {number.bit_length()} bits"
+        else:
+            got = f"a {type(number).__name__}" if number is not None else "missing"
+        return LineProblem(
+            line,
+            f"invalid_turn: 'turn' must be an integer from 0 to 2**63-1 ({MAX_TURN}, the largest SQLite "
+            f"stores), not {got}",
+        )
+    if "output" not in value:
+        return LineProblem(
+            line, "missing_output: the turn has no 'output' (the model's raw extraction output)"
+        )
+    messages = value.get("messages", ())
+    if messages is None:
+        messages = ()
+    if not isinstance(messages, list | tuple):
+        return LineProblem(line, f"invalid_turn: 'messages' must be a list, not a {type(messages).__name__}")
+    return Turn(
+        scope=scope,
+        turn=number,
+        output=value["output"],
+        messages=tuple(message for message in messages if isinstance(message, Mapping)),
+        family=ProviderFamily.parse(value.get("provider")),
+        line=line,
+    )
+
+
+_CREDENTIALS_ONLY = CredentialScrubber()
+
+
+@functools.lru_cache(maxsize=4096)
+def _holds_a_credential(scope: Scope) -> bool:
+    """Whether a scope kind or id is something the credential scrubber would redact (cached: a file
+    writes to a few scopes many times)."""
+    return any(
+        _CREDENTIALS_ONLY.scrub_text(part).redactions
+        for level in scope.levels
+        for part in (level.kind, level.id)
+    )
+
+
+def _exception_text(exc: BaseException, scrubber: CredentialScrubber, *, typed: bool = True) -> str:
+    """An exception's message for a report: cleaned and scrubbed (it may quote the input), once."""
+    text = f"{type(exc).__name__}: {exc}" if typed else str(exc)
+    return scrubber.scrub_text(clean_text(text)).text
+
+
+def count_lines(path: str | os.PathLike[str]) -> int:
+    """The number of non-blank lines of a file (the progress bar's total)."""
+    try:
+        with open(path, "rb") as handle:
+            return sum(1 for raw in handle if raw.strip())
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read {os.fspath(path)!r}: {exc.strerror or exc}") from exc
+
+
+# ---------------------------------------------------------------------------------------------------
+# One turn: parse -> scrub -> mint -> decide -> write
+# ---------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Settings:
+    threshold: float
+    min_importance: float
+    max_records: int
+    scrubber: CredentialScrubber
+    source: str
+
+
+def ingest_turn(store: SQLiteGraphStore, turn: Turn, report: IngestReport, settings: _Settings) -> None:
+    """Ingest one turn in one transaction; the report learns of it only once it is committed."""
+    scrubber = settings.scrubber
+    # 1. parse: find the ops in the model's raw output.
+    ops, form, problem = read_ops(turn.output, scrubber)
+    # 2. scrub, once: the chat messages and every text of every op, before any id is derived.
+    transcript = _transcript_rows(turn, scrubber)
+    scrubbed_ops = [scrub_op(op, scrubber) for op in ops]
+    # 3. mint: memories with derived ids, and a reason for every op that is none.
+    request = ExtractionRequest(
+        scope=turn.scope,
+        user_message=_last_said(transcript, "user"),
+        assistant_message=_last_said(transcript, "assistant"),
+        turn=turn.turn,
+        max_records=settings.max_records,
+        min_importance=settings.min_importance,
+    )
+    result = mint_all(scrubbed_ops, request, family=turn.family, form=form, problem=problem)
+    # 4 and 5. decide and write, in the turn's one transaction: all of it is written, or none.
+    with store.transaction():
+        rows = sum(_write_transcript_row(store, turn.scope, row) for row in transcript)
+        outcomes = [_apply(store, turn, memory, settings) for memory in result.memories]
+    report._add_turn(turn, result, outcomes, rows)
+
+
+def _transcript_rows(turn: Turn, scrubber: CredentialScrubber) -> list[TranscriptRow]:
+    """The turn's user and assistant messages as transcript rows, cleaned and scrubbed."""
+    rows = []
+    for position, message in enumerate(turn.messages):
+        speaker, content = message.get("role"), message.get("content")
+        if not isinstance(speaker, str) or str.__str__(speaker) not in TRANSCRIPT_SPEAKERS:
+            continue
+        if not isinstance(content, str) or not content.strip():
+            continue
+        text = scrubber.scrub_text(clean_text(content.strip())).text
+        rows.append(TranscriptRow.of(turn.turn, position, str.__str__(speaker), text))
+    return rows
+
+
+def _last_said(transcript: list[TranscriptRow], speaker: str) -> str:
+    return next((row.text for row in reversed(transcript) if row.speaker == speaker), "")
+
+
+@dataclass(frozen=True)
+class Canonical:
+    """The memory a write collapses into, and why: ``reason`` is ``"ratio"`` or ``"containment"``, and
+    ``score`` the exact ratio of the normalised labels (stored first)."""
+
+    node: StoredNode
+    reason: str
+    score: float
+
+
+def decide(
+    store: SQLiteGraphStore, scope: Scope, *, layer: Any, label: str, threshold: float
+) -> Canonical | None:
+    """The memory ``label`` restates, as :func:`memdedup.dedup.find_canonical_node` chooses it on this store
+    (the first ``DEDUP_QUERY_LIMIT`` rows ``scope`` sees in ``layer`` whose label starts with the stripped
+    label's first ``DEDUP_PREFIX_LEN`` characters; of those, the first that ``scope`` owns and that
+    matches), with the reason and the score, from one call into the core.
+
+    A lookup that fails for any reason but the database's is logged at DEBUG and decides nothing (the
+    write goes on as a new memory); a database failure is the run's (:class:`StoreError`).
+    """
+    label = label.strip()
+    if not label:
+        return None
+    candidates = store.query(
+        scope, layer=layer, label_prefix=label[:DEDUP_PREFIX_LEN], limit=DEDUP_QUERY_LIMIT
+    )
+    try:
+        # Visible but owned by an ancestor: never ours to collapse into (visibility is not ownership).
+        owned = [node for node in candidates if owner_of(node) == scope.scope_path]
+        if not owned:
+            return None
+        reasons, scores = _impl.pair_reasons(
+            [label, *(node.label for node in owned)],
+            [(k + 1, 0) for k in range(len(owned))],
+            threshold=threshold,
+            min_chars=DEDUP_SUBSUME_MIN_CHARS,
+        )
+        for node, reason, score in zip(owned, reasons, scores, strict=True):
+            if reason is not None:
+                return Canonical(node, reason, score)
+    except Exception:
+        logger.debug("ingest: dedup lookup failed, writing a new memory", exc_info=True)
+    return None
+
+
+def _write_transcript_row(store: SQLiteGraphStore, scope: Scope, row: TranscriptRow) -> int:
+    """Write one transcript row unless ``scope`` already owns it (an ancestor's row is another row)."""
+    created = store.insert_node(
+        scope,
+        node_id=row.node_id,
+        layer=row.layer,
+        label=row.text,
+        properties=row.properties,
+        origin=row.origin,
+    )
+    return 1 if created else 0
+
+
+def _apply(
+    store: SQLiteGraphStore, turn: Turn, memory: ExtractedMemory, settings: _Settings
+) -> RecordOutcome:
+    """Write one memory, or collapse it into the memory the write scope owns; enter it in the ledger."""
+    record = memory.record
+    scope_path = turn.scope.scope_path
+
+    def outcome_of(
+        outcome: str, node_id: str, label: str, kind: str | None, score: float | None
+    ) -> RecordOutcome:
+        return RecordOutcome(
+            line=turn.line,
+            turn=turn.turn,
+            scope_path=scope_path,
+            op=f"op[{memory.op_index}]",
+            record_id=record.record_id,
+            layer=record.layer.value,
+            text=record.text,
+            outcome=outcome,
+            node_id=node_id,
+            canonical_label=label,
+            match_kind=kind,
+            match_score=score,
+            redactions=memory.redactions,
+        )
+
+    applied = store.ledger_entry(scope_path, record.record_id)
+    if applied is not None:
+        node = store.owned_node(turn.scope, applied.node_id)
+        label = node.label if node else ""
+        return outcome_of(ALREADY_INGESTED, applied.node_id, label, applied.match_kind, applied.match_score)
+    canonical = None
+    if record.layer in DEDUP_LAYERS:
+        canonical = decide(
+            store, turn.scope, layer=record.layer, label=record.text, threshold=settings.threshold
+        )
+    if canonical is not None:
+        store.record_mention(
+            turn.scope, canonical.node.id, importance=memory.importance, salience=record.salience
+        )
+        outcome, node_id, label = COLLAPSED, canonical.node.id, canonical.node.label
+        kind, score = canonical.reason, canonical.score
+    else:
+        node, _created = store.upsert_node(
+            turn.scope,
+            node_id=record.record_id,
+            layer=record.layer.value,
+            label=record.text,
+            properties=memory.properties,
+            importance=memory.importance,
+            salience=record.salience,
+            origin=record.origin,
+        )
+        outcome, node_id, label = WRITTEN, node.id, node.label
+        kind, score = None, None
+    store.add_ledger_entry(
+        LedgerEntry(
+            scope_path=scope_path,
+            record_id=record.record_id,
+            node_id=node_id,
+            outcome=outcome,
+            turn=turn.turn,
+            layer=record.layer.value,
+            text=record.text,
+            match_kind=kind,
+            match_score=score,
+            source=settings.source,
+        )
+    )
+    return outcome_of(outcome, node_id, label, kind, score)
+
+
+# ---------------------------------------------------------------------------------------------------
+# A run: every turn, with its failures kept apart
+# ---------------------------------------------------------------------------------------------------
+class IngestInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped an ingest run at a turn boundary; ``report`` is what it committed until then."""
+
+    def __init__(self, report: IngestReport) -> None:
+        super().__init__("ingest interrupted")
+        self.report = report
+
+
+class _Run:
+    """One ingest run: the store, the report, the settings, and Ctrl-C deferred to turn boundaries."""
+
+    def __init__(
+        self,
+        db: str | os.PathLike[str] | SQLiteGraphStore,
+        *,
+        threshold: float,
+        min_importance: float,
+        max_records: int,
+        scrubber: CredentialScrubber | None,
+        progress: Callable[[int], None] | None,
+        source: str,
+    ) -> None:
+        if (
+            isinstance(threshold, bool)
+            or not isinstance(threshold, int | float)
+            or not 0.0 <= threshold <= 1.0
+        ):
+            raise InvalidInputError(f"threshold must be a number within [0, 1], not {threshold!r}")
+        if isinstance(max_records, bool) or not isinstance(max_records, int) or max_records < 0:
+            raise InvalidInputError(f"max_records must be an integer >= 0, not {max_records!r}")
+        scrubber = scrubber if scrubber is not None else CredentialScrubber()
+        self.settings = _Settings(float(threshold), float(min_importance), max_records, scrubber, source)
+        self.progress = progress
+        self.owned = not isinstance(db, SQLiteGraphStore)
+        self.store: SQLiteGraphStore = db if isinstance(db, SQLiteGraphStore) else SQLiteGraphStore(db)
+        self.report = IngestReport(source=source, database=self.store.path)
+        self.report.warnings.extend(
+            f"the database failed its integrity check on open: {problem}"
+            for problem in self.store.integrity_problems
+        )
+        self.stop_requested = False
+        self._previous_handler: Any = None
+
+    def __enter__(self) -> _Run:
+        # Ctrl-C asks the run to stop at the next turn boundary, when the run may take the signal: in the
+        # main thread, from Python's default handler (an asyncio loop or an application keeps its own).
+        if threading.current_thread() is threading.main_thread() and (
+            signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        ):
+            self._previous_handler = signal.signal(signal.SIGINT, self._on_interrupt)
+        return self
+
+    def _on_interrupt(self, _signum: int, _frame: FrameType | None) -> None:
+        if self.stop_requested:
+            raise KeyboardInterrupt  # a second Ctrl-C: stop now (the turn in progress rolls back)
+        self.stop_requested = True
+
+    def ingest(self, item: Any) -> None:
+        """One input item: a turn, a turn's JSON object, or the LineProblem of a line that is none."""
+        self.report.lines += 1
+        line = self.report.lines
+        parsed = (
+            item
+            if isinstance(item, LineProblem)
+            else parse_turn(item, line=line, scrubber=self.settings.scrubber)
+        )
+        if isinstance(parsed, LineProblem):
+            self.report.problems.append(parsed)
+        else:
+            try:
+                ingest_turn(self.store, parsed, self.report, self.settings)
+            except StoreError:
+                raise  # the database failed: the run ends (see __exit__)
+            except Exception as exc:  # this turn's own data: it rolled back whole, the run goes on
+                reason = (
+                    f"write_failed: the turn was not written ({_exception_text(exc, self.settings.scrubber)})"
+                )
+                self.report.problems.append(LineProblem(parsed.line, reason))
+        if self.progress is not None:
+            self.progress(1)
+
+    def consume(self, turns: Iterable[Any]) -> IngestReport:
+        """Ingest every item, stopping at a turn boundary on Ctrl-C; the report."""
+        with self:
+            for item in turns:
+                if self.stop_requested:
+                    break
+                self.ingest(item)
+        return self.report
+
+    async def aconsume(self, turns: Iterable[Any] | AsyncIterator[Any]) -> IngestReport:
+        """:meth:`consume` inside an event loop, which runs between turns."""
+        with self:
+            if isinstance(turns, AsyncIterator) or hasattr(turns, "__aiter__"):
+                async for item in turns:  # type: ignore[union-attr]
+                    if self.stop_requested:
+                        break
+                    self.ingest(item)
+            else:
+                for item in turns:
+                    if self.stop_requested:
+                        break
+                    self.ingest(item)
+                    await asyncio.sleep(0)
+        return self.report
+
+    def __exit__(self, exc_type: Any, exc: BaseException | None, _tb: Any) -> None:
+        if self._previous_handler is not None:
+            signal.signal(signal.SIGINT, self._previous_handler)
+        if self.owned:
+            self.store.close()
+        if isinstance(exc, StoreError):
+            self.report.error = str(exc)
+            exc.report = self.report
+        elif isinstance(exc, KeyboardInterrupt) and not isinstance(exc, IngestInterrupted):
+            self.report.interrupted = True
+            raise IngestInterrupted(self.report) from exc
+        elif exc is None and self.stop_requested:
+            self.report.interrupted = True
+            raise IngestInterrupted(self.report)
+
+
+def ingest_turns(
+    turns: Iterable[Turn | LineProblem | Mapping[str, Any]]
+    | AsyncIterator[Turn | LineProblem | Mapping[str, Any]],
+    db: str | os.PathLike[str] | SQLiteGraphStore,
+    *,
+    threshold: float = DEDUP_SIMILARITY_THRESHOLD,
+    min_importance: float = 3.0,
+    max_records: int = 50,
+    scrubber: CredentialScrubber | None = None,
+    progress: Callable[[int], None] | None = None,
+    source: str = "",
+) -> IngestReport:
+    """Ingest turns (``Turn`` objects or their JSON objects) into the store at ``db`` (a path or a store).
+
+    ``progress`` is called with 1 after each turn (or unreadable line) is done. Raises
+    :class:`IngestInterrupted` on Ctrl-C and :class:`~memdedup.store.StoreError` when the database fails,
+    each carrying the partial report (see the module docstring). An async iterable is read on its own
+    event loop (inside a running loop, use :func:`aingest_turns`).
+    """
+    run = _Run(
+        db,
+        threshold=threshold,
+        min_importance=min_importance,
+        max_records=max_records,
+        scrubber=scrubber,
+        progress=progress,
+        source=source,
+    )
+    if hasattr(turns, "__aiter__"):
+        return asyncio.run(run.aconsume(turns))
+    return run.consume(turns)  # type: ignore[arg-type]
+
+
+async def aingest_turns(
+    turns: Iterable[Turn | LineProblem | Mapping[str, Any]]
+    | AsyncIterator[Turn | LineProblem | Mapping[str, Any]],
+    db: str | os.PathLike[str] | SQLiteGraphStore,
+    *,
+    threshold: float = DEDUP_SIMILARITY_THRESHOLD,
+    min_importance: float = 3.0,
+    max_records: int = 50,
+    scrubber: CredentialScrubber | None = None,
+    progress: Callable[[int], None] | None = None,
+    source: str = "",
+) -> IngestReport:
+    """:func:`ingest_turns` as a coroutine, for callers inside an event loop (turns may be an async
+    iterable). Each turn is written synchronously (SQLite is); the loop runs between turns."""
+    run = _Run(
+        db,
+        threshold=threshold,
+        min_importance=min_importance,
+        max_records=max_records,
+        scrubber=scrubber,
+        progress=progress,
+        source=source,
+    )
+    return await run.aconsume(turns)
+
+
+def ingest_file(
+    path: str | os.PathLike[str],
+    db: str | os.PathLike[str] | SQLiteGraphStore,
+    *,
+    threshold: float = DEDUP_SIMILARITY_THRESHOLD,
+    min_importance: float = 3.0,
+    max_records: int = 50,
+    scrubber: CredentialScrubber | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> IngestReport:
+    """Ingest a ``.jsonl`` file of turns (see :class:`Turn`); bad lines are reported, never fatal.
+
+    An unreadable file raises :class:`~memdedup.errors.InvalidInputError` before anything is written.
+    """
+    source = os.fspath(path)
+    if not os.path.isfile(source):
+        raise InvalidInputError(f"cannot read {source!r}: no such file")
+    scrubber = scrubber if scrubber is not None else CredentialScrubber()
+    turns = read_turns(path, scrubber=scrubber)
+    try:
+        return ingest_turns(
+            turns,
+            db,
+            threshold=threshold,
+            min_importance=min_importance,
+            max_records=max_records,
+            scrubber=scrubber,
+            progress=progress,
+            source=source,
+        )
+    finally:
+        turns.close()
+
+
+# ---------------------------------------------------------------------------------------------------
+# The turn and the report
+# ---------------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Turn:
     """One conversation turn and the model's raw extraction output for it.
@@ -80,13 +650,13 @@ class Turn:
     def last_message(self, role: str) -> str:
         for message in reversed(self.messages):
             if message.get("role") == role and isinstance(message.get("content"), str):
-                return message["content"]
+                return str(message["content"])
         return ""
 
 
 @dataclass(frozen=True)
 class LineProblem:
-    """An input line that could not be ingested, and why (``invalid_json: ...``)."""
+    """An input line that was not ingested, and why (``invalid_json: ...``, ``write_failed: ...``)."""
 
     line: int
     reason: str
@@ -152,7 +722,11 @@ class RecordOutcome:
 
 @dataclass
 class IngestReport:
-    """Everything one ingest run did, and a reason for everything it did not."""
+    """Everything one ingest run committed, and a reason for everything it did not.
+
+    ``interrupted`` is True when Ctrl-C stopped the run; ``error`` is the database failure that ended it
+    (``""`` when none); ``warnings`` what the run found about the database (a failed integrity check).
+    """
 
     source: str = ""
     database: str = ""
@@ -166,6 +740,24 @@ class IngestReport:
     forms: Counter[str] = field(default_factory=Counter)
     #: Episodic transcript rows (one per user/assistant message) written by this run.
     transcript_rows: int = 0
+    interrupted: bool = False
+    error: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+    def _add_turn(self, turn: Turn, result: Any, outcomes: list[RecordOutcome], transcript_rows: int) -> None:
+        """A committed turn (called only after its transaction committed)."""
+        scope_path = turn.scope.scope_path
+        self.turns += 1
+        self.ops += result.op_count
+        self.forms[result.form] += 1
+        if result.degraded:
+            self.degraded.append(DegradedOutput(turn.line, turn.turn, scope_path, result.form, result.reason))
+        self.records.extend(outcomes)
+        self.dropped.extend(
+            DroppedOp(turn.line, turn.turn, scope_path, identifier, reason)
+            for identifier, reason in result.dropped
+        )
+        self.transcript_rows += transcript_rows
 
     def _with(self, outcome: str) -> list[RecordOutcome]:
         return [record for record in self.records if record.outcome == outcome]
@@ -231,356 +823,7 @@ class IngestReport:
             "redactions": dict(self.redactions),
             "forms": dict(self.forms),
             "dropped_by_code": dict(Counter(drop.code for drop in self.dropped)),
+            "interrupted": self.interrupted,
+            "error": self.error,
+            "warnings": list(self.warnings),
         }
-
-
-# ---------------------------------------------------------------------------------------------------
-# Reading turns
-# ---------------------------------------------------------------------------------------------------
-def parse_turn(value: Any, *, line: int = 0) -> Turn | LineProblem:
-    """One turn from its JSON object, or the reason it is not one."""
-    if isinstance(value, Turn):
-        return value
-    if not isinstance(value, Mapping):
-        return LineProblem(line, f"invalid_turn: a turn is a JSON object, not a {type(value).__name__}")
-    if "scope" not in value:
-        return LineProblem(line, "invalid_scope: the turn has no 'scope'")
-    try:
-        scope = Scope.parse(value["scope"])
-    except (InvalidInputError, InputTypeError) as exc:
-        return LineProblem(line, f"invalid_scope: {exc}")
-    number = value.get("turn")
-    if isinstance(number, bool) or not isinstance(number, int) or number < 0:
-        return LineProblem(line, f"invalid_turn: 'turn' must be a non-negative integer, not {number!r:.40}")
-    if "output" not in value:
-        return LineProblem(
-            line, "missing_output: the turn has no 'output' (the model's raw extraction output)"
-        )
-    messages = value.get("messages", ())
-    if messages is None:
-        messages = ()
-    if not isinstance(messages, list | tuple):
-        return LineProblem(line, f"invalid_turn: 'messages' must be a list, not a {type(messages).__name__}")
-    return Turn(
-        scope=scope,
-        turn=number,
-        output=value["output"],
-        messages=tuple(message for message in messages if isinstance(message, Mapping)),
-        family=ProviderFamily.parse(value.get("provider")),
-        line=line,
-    )
-
-
-def read_turns(path: str | os.PathLike[str]) -> Iterator[Turn | LineProblem]:
-    """The turns of a ``.jsonl`` file, line by line; a line that is not a turn yields its reason.
-
-    Blank lines are skipped. An unreadable file raises :class:`~memdedup.errors.InvalidInputError`.
-    """
-    try:
-        handle = open(path, "rb")  # closed in the finally below: the generator owns it
-    except OSError as exc:
-        raise InvalidInputError(f"cannot read {os.fspath(path)!r}: {exc.strerror or exc}") from exc
-    try:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                yield LineProblem(number, f"invalid_utf8: byte {exc.start} is not UTF-8")
-                continue
-            try:
-                value = json.loads(text)
-            except (ValueError, RecursionError) as exc:
-                yield LineProblem(number, f"invalid_json: {exc}")
-                continue
-            yield parse_turn(value, line=number)
-    except OSError as exc:
-        raise InvalidInputError(f"cannot read {os.fspath(path)!r}: {exc.strerror or exc}") from exc
-    finally:
-        handle.close()
-
-
-def count_lines(path: str | os.PathLike[str]) -> int:
-    """The number of non-blank lines of a file (the progress bar's total)."""
-    try:
-        with open(path, "rb") as handle:
-            return sum(1 for raw in handle if raw.strip())
-    except OSError as exc:
-        raise InvalidInputError(f"cannot read {os.fspath(path)!r}: {exc.strerror or exc}") from exc
-
-
-# ---------------------------------------------------------------------------------------------------
-# Writing
-# ---------------------------------------------------------------------------------------------------
-async def _apply(
-    store: SQLiteGraphStore,
-    turn: Turn,
-    memory: ExtractedMemory,
-    *,
-    threshold: float,
-    source: str,
-) -> RecordOutcome:
-    """Write one memory, or collapse it into the memory the write scope owns; enter it in the ledger."""
-    record = memory.record
-    scope_path = turn.scope.scope_path
-    base = {
-        "line": turn.line,
-        "turn": turn.turn,
-        "scope_path": scope_path,
-        "op": f"op[{memory.op_index}]",
-        "record_id": record.record_id,
-        "layer": record.layer.value,
-        "text": record.text,
-        "redactions": memory.redactions,
-    }
-    applied = store.ledger_entry(scope_path, record.record_id)
-    if applied is not None:
-        canonical = store.get_node(turn.scope, applied.node_id, include_retracted=True)
-        return RecordOutcome(
-            **base,
-            outcome=ALREADY_INGESTED,
-            node_id=applied.node_id,
-            canonical_label=canonical.label if canonical else "",
-            match_kind=applied.match_kind,
-            match_score=applied.match_score,
-        )
-    canonical = None
-    if record.layer in DEDUP_LAYERS:
-        canonical = await _dedup.find_canonical_node(
-            store, turn.scope, layer=record.layer, label=record.text, threshold=threshold
-        )
-        if canonical is not None and canonical.scope_path != scope_path:
-            canonical = None  # find_canonical_node already refuses this; an ancestor's row is never ours
-    if canonical is not None:
-        why = _impl.match_reason(
-            canonical.label, record.text, threshold=threshold, min_chars=_dedup.DEDUP_SUBSUME_MIN_CHARS
-        )
-        kind, score = why if why is not None else ("match", None)
-        store.record_mention(turn.scope, canonical.id, importance=memory.importance, salience=record.salience)
-        outcome, node_id, label = COLLAPSED, canonical.id, canonical.label
-    else:
-        node, _created = store.upsert_node(
-            turn.scope,
-            node_id=record.record_id,
-            layer=record.layer.value,
-            label=record.text,
-            properties=memory.properties,
-            importance=memory.importance,
-            salience=record.salience,
-            origin=record.origin,
-        )
-        kind, score = None, None
-        outcome, node_id, label = WRITTEN, node.id, node.label
-    store.add_ledger_entry(
-        LedgerEntry(
-            scope_path=scope_path,
-            record_id=record.record_id,
-            node_id=node_id,
-            outcome=outcome,
-            turn=turn.turn,
-            layer=record.layer.value,
-            text=record.text,
-            match_kind=kind,
-            match_score=score,
-            source=source,
-        )
-    )
-    return RecordOutcome(
-        **base, outcome=outcome, node_id=node_id, canonical_label=label, match_kind=kind, match_score=score
-    )
-
-
-TRANSCRIPT_SPEAKERS = ("user", "assistant")
-
-
-def _write_transcript(store: SQLiteGraphStore, turn: Turn, scrubber: CredentialScrubber) -> int:
-    """Store each user and assistant message of the turn as an episodic transcript row (scrubbed), with
-    ``turn_id`` and ``speaker`` in its properties, so :mod:`memdedup.window` can tell which recalled rows
-    the conversation window already shows. Ids derive from the turn, position and scrubbed text, and an
-    existing row is left alone: re-running a file writes no transcript row twice. Returns rows written."""
-    import hashlib
-
-    written = 0
-    for position, message in enumerate(turn.messages):
-        speaker, content = message.get("role"), message.get("content")
-        if speaker not in TRANSCRIPT_SPEAKERS or not isinstance(content, str) or not content.strip():
-            continue
-        text = scrubber.scrub_text(content.strip()).text
-        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
-        node_id = f"t{turn.turn}.{position}.{digest}"
-        if store.get_node(turn.scope, node_id, include_retracted=True) is not None:
-            continue
-        store.upsert_node(
-            turn.scope,
-            node_id=node_id,
-            layer="episodic",
-            label=text,
-            properties={"source": "transcript", "turn_id": turn.turn, "speaker": speaker},
-            origin="transcript",
-        )
-        written += 1
-    return written
-
-
-async def _ingest_one(
-    store: SQLiteGraphStore,
-    turn: Turn,
-    report: IngestReport,
-    *,
-    threshold: float,
-    min_importance: float,
-    max_records: int,
-    scrubber: CredentialScrubber,
-) -> None:
-    request = ExtractionRequest(
-        scope=turn.scope,
-        user_message=turn.last_message("user"),
-        assistant_message=turn.last_message("assistant"),
-        turn=turn.turn,
-        max_records=max_records,
-        min_importance=min_importance,
-    )
-    result = parse_extraction(turn.output, request, family=turn.family, scrubber=scrubber)
-    scope_path = turn.scope.scope_path
-    report.turns += 1
-    report.ops += result.op_count
-    report.forms[result.form] += 1
-    if result.degraded:
-        report.degraded.append(DegradedOutput(turn.line, turn.turn, scope_path, result.form, result.reason))
-    outcomes: list[RecordOutcome] = []
-    try:
-        with store.transaction():
-            transcript_rows = _write_transcript(store, turn, scrubber)
-            for memory in result.memories:
-                outcomes.append(await _apply(store, turn, memory, threshold=threshold, source=report.source))
-        report.transcript_rows += transcript_rows
-    except InvalidInputError as exc:
-        # The turn rolled back whole; its ops are reported with the line, nothing was half-written.
-        report.problems.append(LineProblem(turn.line, f"write_failed: {exc}"))
-        outcomes = []
-    report.records.extend(outcomes)
-    report.dropped.extend(
-        DroppedOp(turn.line, turn.turn, scope_path, identifier, reason)
-        for identifier, reason in result.dropped
-    )
-
-
-def _open(db: str | os.PathLike[str] | SQLiteGraphStore) -> tuple[SQLiteGraphStore, bool]:
-    if isinstance(db, SQLiteGraphStore):
-        return db, False
-    return SQLiteGraphStore(db), True
-
-
-async def aingest_turns(
-    turns: Iterable[Turn | LineProblem | Mapping[str, Any]]
-    | AsyncIterator[Turn | LineProblem | Mapping[str, Any]],
-    db: str | os.PathLike[str] | SQLiteGraphStore,
-    *,
-    threshold: float = _dedup.DEDUP_SIMILARITY_THRESHOLD,
-    min_importance: float = 3.0,
-    max_records: int = 50,
-    scrubber: CredentialScrubber | None = None,
-    progress: Callable[[int], None] | None = None,
-    source: str = "",
-) -> IngestReport:
-    """:func:`ingest_turns` as a coroutine, for callers already inside an event loop."""
-    if not 0.0 <= threshold <= 1.0:
-        raise InvalidInputError(f"threshold must be within [0, 1], not {threshold!r}")
-    if max_records < 0:
-        raise InvalidInputError(f"max_records must be >= 0, not {max_records!r}")
-    scrubber = scrubber if scrubber is not None else CredentialScrubber()
-    store, owned = _open(db)
-    report = IngestReport(source=source, database=store.path)
-    try:
-        position = 0
-
-        async def items() -> AsyncIterator[Any]:
-            if hasattr(turns, "__aiter__"):
-                async for item in turns:  # type: ignore[union-attr]
-                    yield item
-            else:
-                for item in turns:  # type: ignore[union-attr]
-                    yield item
-
-        async for item in items():
-            position += 1
-            report.lines += 1
-            parsed = item if isinstance(item, LineProblem) else parse_turn(item, line=position)
-            if isinstance(parsed, LineProblem):
-                report.problems.append(parsed)
-            else:
-                await _ingest_one(
-                    store,
-                    parsed,
-                    report,
-                    threshold=threshold,
-                    min_importance=min_importance,
-                    max_records=max_records,
-                    scrubber=scrubber,
-                )
-            if progress is not None:
-                progress(1)
-    finally:
-        if owned:
-            store.close()
-    return report
-
-
-def ingest_turns(
-    turns: Iterable[Turn | LineProblem | Mapping[str, Any]],
-    db: str | os.PathLike[str] | SQLiteGraphStore,
-    *,
-    threshold: float = _dedup.DEDUP_SIMILARITY_THRESHOLD,
-    min_importance: float = 3.0,
-    max_records: int = 50,
-    scrubber: CredentialScrubber | None = None,
-    progress: Callable[[int], None] | None = None,
-    source: str = "",
-) -> IngestReport:
-    """Ingest turns (``Turn`` objects or their JSON objects) into the store at ``db`` (a path or a store).
-
-    ``progress`` is called with 1 after each turn (or unreadable line) is done. Runs its own event loop;
-    inside a running loop use :func:`aingest_turns`.
-    """
-    return asyncio.run(
-        aingest_turns(
-            turns,
-            db,
-            threshold=threshold,
-            min_importance=min_importance,
-            max_records=max_records,
-            scrubber=scrubber,
-            progress=progress,
-            source=source,
-        )
-    )
-
-
-def ingest_file(
-    path: str | os.PathLike[str],
-    db: str | os.PathLike[str] | SQLiteGraphStore,
-    *,
-    threshold: float = _dedup.DEDUP_SIMILARITY_THRESHOLD,
-    min_importance: float = 3.0,
-    max_records: int = 50,
-    scrubber: CredentialScrubber | None = None,
-    progress: Callable[[int], None] | None = None,
-) -> IngestReport:
-    """Ingest a ``.jsonl`` file of turns (see :class:`Turn`); bad lines are reported, never fatal.
-
-    An unreadable file raises :class:`~memdedup.errors.InvalidInputError` before anything is written.
-    """
-    source = os.fspath(path)
-    if not os.path.isfile(source):
-        raise InvalidInputError(f"cannot read {source!r}: no such file")
-    return ingest_turns(
-        read_turns(path),
-        db,
-        threshold=threshold,
-        min_importance=min_importance,
-        max_records=max_records,
-        scrubber=scrubber,
-        progress=progress,
-        source=source,
-    )

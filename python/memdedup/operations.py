@@ -24,6 +24,13 @@ Classification (``memory_category`` and ``subject`` in an op's properties)
 Order of the checks, which decides the reason an op gets when several apply: not an object, action
 (missing, ``noop``, a non-node action, unknown), layer, text, importance, classification, then the
 ``max_records`` ceiling.
+
+Cleaning and scrubbing (:func:`scrub_op`) come first, once, for every text an op carries (the label or
+id, the action and layer names, property keys and values, the paths of dropped credential keys): lone
+surrogates (valid in JSON escapes, not in UTF-8) become U+FFFD (:func:`clean_text`, the one cleaning
+rule, which the ingest pipeline applies to chat messages too), then :class:`CredentialScrubber` runs.
+Minting (:func:`mint_scrubbed`) reads only the scrubbed op, so the record id hashes scrubbed text and
+a refusal reason quotes scrubbed text. :func:`mint_operation` (the seed's) is the two in a row.
 """
 
 from __future__ import annotations
@@ -54,16 +61,23 @@ __all__ = [
     "MemoryRecord",
     "MemoryScope",
     "ProviderFamily",
+    "ScrubbedOp",
     "WriteRequest",
     "classification_identity",
+    "clean_text",
+    "derive_id",
     "importance_to_salience",
     "locate_ops",
+    "mint_all",
     "mint_operation",
+    "mint_scrubbed",
     "parse_extraction",
+    "read_ops",
     "reason_code",
     "record_id",
     "resolve_layer",
     "retrievable_text",
+    "scrub_op",
 ]
 
 MemoryScope = Scope
@@ -209,9 +223,23 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
-def _clean_text(text: str) -> str:
-    """``text`` with lone surrogates (valid in JSON escapes, not in UTF-8) replaced by U+FFFD."""
+def clean_text(text: str) -> str:
+    """``text`` with lone surrogates (valid in JSON escapes, not in UTF-8) replaced by U+FFFD: the one
+    cleaning rule for every text memdedup stores (labels, properties, chat messages)."""
     return _SURROGATE.sub("\ufffd", text)
+
+
+def _clean_tree(value: Any) -> Any:
+    """:func:`clean_text` on every ``str`` of a JSON-like value, keys included."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, Mapping):
+        return {_clean_tree(key): _clean_tree(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_clean_tree(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_clean_tree(item) for item in value)
+    return value
 
 
 def classification_identity(
@@ -261,7 +289,7 @@ def classification_identity(
             f"subject must be 1-{SUBJECT_MAX_CHARS} characters without control characters, "
             f"got {subject!r:.100}",
         )
-    return (category_name, _clean_text(subject_name)), ""
+    return (category_name, clean_text(subject_name)), ""
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -347,14 +375,22 @@ class ExtractionResult:
         return sorted(minted + [identifier for identifier, _ in self.dropped], key=lambda s: int(s[3:-1]))
 
 
-def record_id(request: ExtractionRequest, index: int, text: str) -> str:
-    """``x{turn}.{index}.{first 12 hex of sha256(text)}``: a deterministic, charset-safe upsert key.
+def derive_id(kind: str, turn: int, index: int, text: str) -> str:
+    """``{kind}{turn}.{index}.{first 12 hex of sha256(text)}``: the one way memdedup builds a row id.
 
-    Derived, not taken from the label (free-form model output; a ``/`` in it would forge an id), and
-    derived from the scrubbed text, so a retried turn upserts its own memory instead of a second copy.
+    ``kind`` is ``"x"`` for an extracted memory (:func:`record_id`) and ``"t"`` for a transcript row
+    (:class:`memdedup.window.TranscriptRow`). Derived, not taken from the text (free-form model output;
+    a ``/`` in it would forge an id), and derived from the scrubbed text, so a retried turn upserts its
+    own row instead of a second copy, and the id never hashes a secret.
     """
     digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
-    return f"x{request.turn}.{index}.{digest}"
+    return f"{kind}{turn}.{index}.{digest}"
+
+
+def record_id(request: ExtractionRequest, index: int, text: str) -> str:
+    """``x{turn}.{index}.{first 12 hex of sha256(text)}``: a deterministic, charset-safe upsert key
+    (:func:`derive_id` of the scrubbed text)."""
+    return derive_id("x", request.turn, index, text)
 
 
 def importance_to_salience(importance: float) -> float:
@@ -410,49 +446,104 @@ def resolve_layer(value: Any) -> MemoryLayer | None:
 def _as_float(value: Any, *, default: float) -> float:
     if isinstance(value, bool) or value is None:
         return default
-    if isinstance(value, int | float):
-        number = float(value)
-    elif isinstance(value, str):
-        try:
+    try:
+        if isinstance(value, int | float):
+            number = float(value)
+        elif isinstance(value, str):
             number = float(value.strip())
-        except ValueError:
+        else:
             return default
-    else:
+    except (ValueError, OverflowError):  # not a number, or an integer beyond any float: as infinity
         return default
     return number if math.isfinite(number) else default
 
 
-def _op_text(op: Mapping[str, Any]) -> tuple[str, str]:
-    """The op's text (its label, else its id) and, when it has none, why."""
+def _op_text(op: Mapping[str, Any]) -> tuple[str, str, str]:
+    """The op's text (its label, else its id), the key it came from, and, when it has none, why."""
     for key in ("label", "id"):
         value = op.get(key)
         if isinstance(value, bool) or value is None:
             continue
-        if isinstance(value, int | float):
-            value = str(value)
         if isinstance(value, str) and value.strip():
-            return _clean_text(value.strip()), ""
+            return value.strip(), key, ""
         if not isinstance(value, str):
-            return "", f"the op's {key} is a {type(value).__name__}, not text"
-    return "", "the op carries no memory text (no label or id)"
+            return "", key, f"the op's {key} is a {type(value).__name__}, not text"
+    return "", "", "the op carries no memory text (no label or id)"
 
 
 _RESERVED_PROPERTY_KEYS = frozenset({"scope_path"})
+_TEXT_FIELDS = ("action", "layer", "label", "id", "importance")
+# An action or layer that names one of these (any case and spacing) is a word of the wire format: no
+# scrubber rule can match it, so it is not scrubbed (a fifth of the scrubbing of a turn, measured).
+_NAME_FIELDS = frozenset({"action", "layer"})
+_KNOWN_NAMES = NODE_ACTIONS | NON_NODE_ACTIONS | {NOOP_ACTION} | {layer.value for layer in MemoryLayer}
 
 
-def mint_operation(
-    op: Mapping[str, Any],
-    index: int,
-    request: ExtractionRequest,
-    family: ProviderFamily,
-    scrubber: CredentialScrubber,
-) -> ExtractedMemory | tuple[str, str]:
-    """Mint one memory from one operation, or report why it produced none as ``(identifier, reason)``.
+@dataclass(frozen=True)
+class ScrubbedOp:
+    """One op with every text it carries cleaned and scrubbed, once: what :func:`mint_scrubbed` reads.
 
-    An empty reason means a ``noop``: the model saying there is nothing to remember is an answer, not
-    a refusal.
+    ``op`` is the scrubbed op (the fields minting reads: action, layer, label, id, importance,
+    properties), or the op as it came when it is not an object (minting refuses it). ``text_redactions``
+    holds, per text field (``label``, ``id``), the kinds redacted from it; ``property_redactions`` the
+    kinds redacted from property keys and values, then ``KEY:<path>`` for each credential-named key
+    dropped (its path scrubbed too) and ``RESERVED:<key>`` for each key a model may not set.
+    ``error`` is set when scrubbing itself failed (a structure too deep to walk, say).
     """
+
+    op: Any
+    text_redactions: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    property_redactions: tuple[str, ...] = ()
+    error: str = ""
+
+
+def scrub_op(op: Any, scrubber: CredentialScrubber) -> ScrubbedOp:
+    """Clean and scrub every text of one op, once (see the module docstring). Never raises."""
+    if not isinstance(op, Mapping):
+        return ScrubbedOp(op)
+    try:
+        out: dict[str, Any] = {}
+        text_redactions: dict[str, tuple[str, ...]] = {}
+        for key in _TEXT_FIELDS:
+            if key not in op:
+                continue
+            value = op[key]
+            if key in ("label", "id") and isinstance(value, int | float) and not isinstance(value, bool):
+                value = str(value)  # a number given as the text is the text
+            if isinstance(value, str) and not (key in _NAME_FIELDS and value.strip().lower() in _KNOWN_NAMES):
+                scrubbed = scrubber.scrub_text(clean_text(value))
+                value = scrubbed.text
+                text_redactions[key] = scrubbed.redactions
+            out[key] = value
+        raw_properties = op.get("properties")
+        property_redactions: tuple[str, ...] = ()
+        if isinstance(raw_properties, Mapping):
+            # The owner of a row is the write scope, never a model-supplied property.
+            reserved = [key for key in raw_properties if key in _RESERVED_PROPERTY_KEYS]
+            kept = {key: value for key, value in raw_properties.items() if key not in _RESERVED_PROPERTY_KEYS}
+            properties, dropped_keys, value_redactions = scrubber.scrub_properties(_clean_tree(kept))
+            out["properties"] = properties
+            property_redactions = (
+                tuple(value_redactions)
+                + tuple(f"KEY:{scrubber.scrub_text(clean_text(path)).text}" for path in dropped_keys)
+                + tuple(f"RESERVED:{key}" for key in reserved)
+            )
+        return ScrubbedOp(out, text_redactions, property_redactions)
+    except Exception as exc:  # a guard: one op that cannot be scrubbed never loses the others
+        return ScrubbedOp(
+            None, error=_refuse(INVALID_OP, f"the op could not be scrubbed ({type(exc).__name__})")
+        )
+
+
+def mint_scrubbed(
+    scrubbed: ScrubbedOp, index: int, request: ExtractionRequest, family: ProviderFamily
+) -> ExtractedMemory | tuple[str, str]:
+    """Mint one memory from one scrubbed op (:func:`scrub_op`), or report why it produced none as
+    ``(identifier, reason)``; an empty reason is a ``noop``. Nothing here scrubs: every text read is."""
     identifier = f"op[{index}]"
+    if scrubbed.error:
+        return identifier, scrubbed.error
+    op = scrubbed.op
     if not isinstance(op, Mapping):
         return identifier, _refuse(NON_OBJECT_OP, f"the op is a {type(op).__name__}, not an object")
     raw_action = op.get("action")
@@ -482,8 +573,8 @@ def mint_operation(
             UNKNOWN_LAYER,
             f"layer {raw_layer!r:.60} is not one of {', '.join(layer.value for layer in MemoryLayer)}",
         )
-    raw_text, missing = _op_text(op)
-    if not raw_text:
+    text, text_key, missing = _op_text(op)
+    if not text:
         return identifier, _refuse(NO_TEXT, missing)
     importance = _as_float(op.get("importance"), default=5.0)
     if importance < request.min_importance:
@@ -491,31 +582,22 @@ def mint_operation(
             BELOW_MIN_IMPORTANCE,
             f"importance {importance:g} is below the {request.min_importance:g} write threshold",
         )
-
     raw_properties = op.get("properties")
-    reserved: list[str] = []
-    if isinstance(raw_properties, Mapping):
-        # The owner of a row is the write scope, never a model-supplied property.
-        reserved = [str(key) for key in raw_properties if key in _RESERVED_PROPERTY_KEYS]
-        raw_properties = {
-            key: value for key, value in raw_properties.items() if key not in _RESERVED_PROPERTY_KEYS
-        }
-    else:
-        raw_properties = {}
-    properties, dropped_keys, value_redactions = scrubber.scrub_properties(raw_properties)
+    properties = dict(raw_properties) if isinstance(raw_properties, Mapping) else {}
     identity, classification_error = classification_identity(properties, layer=layer)
     if classification_error or identity is None:
         return identifier, classification_error or _refuse(CLASSIFICATION_MISSING, "no classification")
     properties["memory_category"], properties["subject"] = identity
+    # Rendered from scrubbed parts: the label and each value were scrubbed on their own, and the
+    # joints (" (", "key: ", "; ") cannot complete a credential across two of them.
     rendered = retrievable_text(
-        raw_text, {key: value for key, value in properties.items() if key not in CLASSIFICATION_KEYS}
+        text, {key: value for key, value in properties.items() if key not in CLASSIFICATION_KEYS}
     )
-    scrubbed = scrubber.scrub_text(_clean_text(rendered))
     return ExtractedMemory(
         record=MemoryRecord(
-            record_id=record_id(request, index, scrubbed.text),
+            record_id=record_id(request, index, rendered),
             layer=layer,
-            text=scrubbed.text,
+            text=rendered,
             scope_path=request.scope.scope_path,
             salience=importance_to_salience(importance),
             origin=f"extraction:{family.value}",
@@ -523,14 +605,24 @@ def mint_operation(
         importance=min(max(importance, 1.0), 10.0),
         action=action,
         properties=properties,
-        redactions=(
-            scrubbed.redactions
-            + value_redactions
-            + tuple(f"KEY:{key}" for key in dropped_keys)
-            + tuple(f"RESERVED:{key}" for key in reserved)
-        ),
+        redactions=tuple(scrubbed.text_redactions.get(text_key, ())) + scrubbed.property_redactions,
         op_index=index,
     )
+
+
+def mint_operation(
+    op: Mapping[str, Any],
+    index: int,
+    request: ExtractionRequest,
+    family: ProviderFamily,
+    scrubber: CredentialScrubber,
+) -> ExtractedMemory | tuple[str, str]:
+    """Mint one memory from one operation, or report why it produced none as ``(identifier, reason)``.
+
+    An empty reason means a ``noop``: the model saying there is nothing to remember is an answer, not
+    a refusal. The seed's signature: :func:`scrub_op`, then :func:`mint_scrubbed`.
+    """
+    return mint_scrubbed(scrub_op(op, scrubber), index, request, family)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -676,31 +768,33 @@ def locate_ops(raw: Any) -> tuple[list[Any], str, str]:
     return [], "none", f"no JSON could be read from the model output ({len(text)} characters)"
 
 
-def parse_extraction(
-    raw: Any,
+def read_ops(raw: Any, scrubber: CredentialScrubber) -> tuple[list[Any], str, str]:
+    """:func:`locate_ops` that never raises: ``(ops, form, problem)``; a failure is a (scrubbed) problem."""
+    try:
+        return locate_ops(raw)
+    except Exception as exc:  # a guard: reading the output must never break the turn
+        detail = scrubber.scrub_text(clean_text(f"{type(exc).__name__}: {exc}")).text
+        return [], "none", f"the model output could not be read ({detail})"
+
+
+def mint_all(
+    scrubbed_ops: list[ScrubbedOp],
     request: ExtractionRequest,
     *,
-    family: ProviderFamily | str = ProviderFamily.UNKNOWN,
-    scrubber: CredentialScrubber | None = None,
+    family: ProviderFamily = ProviderFamily.UNKNOWN,
+    form: str = "none",
+    problem: str = "",
 ) -> ExtractionResult:
-    """Turn one model output into memories and reasons; never raises on any output.
-
-    ``raw`` is the model's text (or already-parsed JSON). Ops are minted in order; once
-    ``request.max_records`` memories are minted, every further op that would mint one is dropped as
-    ``over_max_records``.
-    """
-    family = ProviderFamily.parse(family)
-    scrubber = scrubber if scrubber is not None else CredentialScrubber()
-    try:
-        ops, form, problem = locate_ops(raw)
-    except Exception as exc:  # a guard: reading the output must never break the turn
-        ops, form, problem = [], "none", f"the model output could not be read ({type(exc).__name__}: {exc})"
+    """Mint every scrubbed op in order into one :class:`ExtractionResult` (``form`` and ``problem`` as
+    :func:`read_ops` gave them). Once ``request.max_records`` memories are minted, every further op that
+    would mint one is dropped as ``over_max_records``."""
     memories: list[ExtractedMemory] = []
     dropped: list[tuple[str, str]] = []
-    for index, op in enumerate(ops):
+    for index, scrubbed in enumerate(scrubbed_ops):
         try:
-            outcome = mint_operation(op, index, request, family, scrubber)
+            outcome = mint_scrubbed(scrubbed, index, request, family)
         except Exception as exc:  # a guard: one op that breaks minting never loses the others
+            # The op was scrubbed, so the message quotes only scrubbed text.
             outcome = f"op[{index}]", _refuse(INVALID_OP, f"{type(exc).__name__}: {exc}")
         if isinstance(outcome, ExtractedMemory):
             if len(memories) >= request.max_records:
@@ -726,5 +820,23 @@ def parse_extraction(
         degraded=bool(problem),
         reason=problem,
         form=form,
-        op_count=len(ops),
+        op_count=len(scrubbed_ops),
     )
+
+
+def parse_extraction(
+    raw: Any,
+    request: ExtractionRequest,
+    *,
+    family: ProviderFamily | str = ProviderFamily.UNKNOWN,
+    scrubber: CredentialScrubber | None = None,
+) -> ExtractionResult:
+    """Turn one model output into memories and reasons; never raises on any output.
+
+    ``raw`` is the model's text (or already-parsed JSON): its ops are read (:func:`read_ops`), scrubbed
+    (:func:`scrub_op`) and minted in order (:func:`mint_all`).
+    """
+    scrubber = scrubber if scrubber is not None else CredentialScrubber()
+    ops, form, problem = read_ops(raw, scrubber)
+    scrubbed = [scrub_op(op, scrubber) for op in ops]
+    return mint_all(scrubbed, request, family=ProviderFamily.parse(family), form=form, problem=problem)

@@ -6,8 +6,20 @@ A scope is a root-first tuple of ``(kind, id)`` levels (``org:acme`` then ``user
 a row stored at path Q iff Q is one of P's :meth:`Scope.ancestor_prefix_paths` (exact set membership,
 never a string-prefix scan, which would leak ``acme-corp`` into ``acme``).
 
+Error messages never quote a kind or id (it may be anything a caller passed, a secret included).
+
 A level's kind or id may hold ``/``, ``:`` or ``-`` but never the separator itself: ``\\x1f`` inside an
 id would forge a level boundary (``id="a\\x1fuser\\x1fdana"`` would claim another user's path).
+
+Kinds and ids are strings, as symfonic-core's ``ScopeLevel`` has them. A number or a boolean is refused
+(:class:`~memdedup.errors.InputTypeError`), never turned into text: ``1``, ``True`` and ``"1"`` would
+otherwise name one scope and merge three owners' memories.
+
+Ownership (this module is its one owner): a row is owned by exactly one scope path, its stored
+``scope_path`` (:func:`stored_scope_path`; a row written before scope paths existed belongs to its
+tenant's root, ``"tenant\\x1f" + tenant_id``). Visibility is wider than ownership: a child sees its
+ancestors' rows but owns none of them, so existence checks, dedup collapses and window identity are keyed
+by the owner, never by what a scope can see.
 """
 
 from __future__ import annotations
@@ -18,27 +30,44 @@ from typing import Any
 
 from memdedup.errors import InputTypeError, InvalidInputError
 
-__all__ = ["SCOPE_PATH_DELIMITER", "Scope", "ScopeLevel", "readable_scope_path"]
+__all__ = [
+    "LEGACY_SCOPE_PREFIX",
+    "SCOPE_PATH_DELIMITER",
+    "SCOPE_PATH_KEY",
+    "Scope",
+    "ScopeLevel",
+    "legacy_scope_path",
+    "materialise_scope_path",
+    "owner_of",
+    "readable_scope_path",
+    "stored_scope_path",
+]
 
 SCOPE_PATH_DELIMITER = "\x1f"
+SCOPE_PATH_KEY = "scope_path"
+"""The property a stored row's owning scope path is read from (symfonic-core's key)."""
+LEGACY_SCOPE_PREFIX = "tenant" + SCOPE_PATH_DELIMITER
 
 
 def _check_part(name: str, value: Any) -> str:
-    if isinstance(value, bool) or not isinstance(value, str | int):
-        raise InputTypeError(f"scope level {name} must be a string, not {type(value).__name__}")
-    text = str(value)
+    if not isinstance(value, str):
+        raise InputTypeError(
+            f"scope level {name} must be a string, not {type(value).__name__} "
+            '(scope ids are text: the number 1 and the string "1" would otherwise be one scope)'
+        )
+    text = str.__str__(value)
     if not text.strip():
         raise InvalidInputError(f"scope level {name} must be a non-empty string")
     if SCOPE_PATH_DELIMITER in text:
         raise InvalidInputError(
-            f"scope level {name} {text!r} contains the path delimiter \\x1f, "
-            "which would forge a level boundary"
+            f"scope level {name} contains the path delimiter \\x1f (at position "
+            f"{text.index(SCOPE_PATH_DELIMITER)}), which would forge a level boundary"
         )
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise InvalidInputError(
-            f"scope level {name} {text!r} is not valid Unicode text ({exc.reason})"
+            f"scope level {name} is not valid Unicode text (a lone surrogate at position {exc.start})"
         ) from None
     return text
 
@@ -85,15 +114,14 @@ class Scope:
                 built.append(level)
             elif isinstance(level, Mapping):
                 if "kind" not in level or "id" not in level:
-                    raise InvalidInputError(
-                        f"a scope level object needs 'kind' and 'id', got {dict(level)!r}"
-                    )
+                    raise InvalidInputError("a scope level object needs both 'kind' and 'id'")
                 built.append(ScopeLevel(level["kind"], level["id"]))
             elif isinstance(level, list | tuple) and len(level) == 2:
                 built.append(ScopeLevel(level[0], level[1]))
             else:
                 raise InputTypeError(
-                    f"a scope level must be {{'kind', 'id'}} or a [kind, id] pair, not {level!r}"
+                    "a scope level must be {'kind', 'id'} or a [kind, id] pair, "
+                    f"not a {type(level).__name__}"
                 )
         return cls(tuple(built))
 
@@ -134,7 +162,7 @@ class Scope:
         """The scope a materialised ``scope_path`` string names."""
         parts = scope_path.split(SCOPE_PATH_DELIMITER)
         if len(parts) % 2:
-            raise InvalidInputError(f"{scope_path!r} is not a scope path (an odd number of parts)")
+            raise InvalidInputError("not a scope path (an odd number of parts)")
         return cls.from_path(zip(parts[0::2], parts[1::2], strict=True))
 
     # -- the isolation primitives ----------------------------------------------------------------------
@@ -183,3 +211,43 @@ def readable_scope_path(scope_path: str) -> str:
     if len(parts) % 2:
         return scope_path.replace(SCOPE_PATH_DELIMITER, "/")
     return "/".join(f"{kind}:{id_}" for kind, id_ in zip(parts[0::2], parts[1::2], strict=True))
+
+
+# ---------------------------------------------------------------------------------------------------
+# Ownership
+# ---------------------------------------------------------------------------------------------------
+def materialise_scope_path(scope: Any) -> str:
+    """The ``scope_path`` a write at ``scope`` stores as the row's owner (symfonic-core's name)."""
+    return scope.scope_path  # type: ignore[no-any-return]
+
+
+def legacy_scope_path(tenant_id: Any) -> str:
+    """The 1-level root path a pre-scope-path row reads as: ``"tenant\\x1f" + tenant_id``.
+
+    The id must be a non-blank ``str`` without the path delimiter, as symfonic-core's ``ScopeLevel``
+    validates it (``bytes`` are read as UTF-8); anything else raises, which the dedup lookup swallows
+    (and so stops), as the seed's does.
+    """
+    if isinstance(tenant_id, bytes | bytearray):
+        tenant_id = bytes(tenant_id).decode("utf-8")
+    if not isinstance(tenant_id, str):
+        raise TypeError(f"a legacy row's tenant_id must be str, not {type(tenant_id).__name__}")
+    if not tenant_id.strip():
+        raise ValueError("a legacy row's tenant_id must be a non-empty string")
+    if SCOPE_PATH_DELIMITER in tenant_id:
+        raise ValueError("a legacy row's tenant_id must not contain the scope path delimiter")
+    return f"{LEGACY_SCOPE_PREFIX}{tenant_id}"
+
+
+def stored_scope_path(properties: Any, tenant_id: Any) -> str:
+    """A stored row's owning scope path: ``properties["scope_path"]`` when it is a non-empty ``str``,
+    else the legacy root path of ``tenant_id`` (symfonic-core's dual read)."""
+    raw = (properties or {}).get(SCOPE_PATH_KEY)
+    if isinstance(raw, str) and raw:
+        return raw
+    return legacy_scope_path(tenant_id)
+
+
+def owner_of(node: Any) -> str:
+    """The scope path that owns ``node`` (any object with ``properties`` and ``tenant_id``)."""
+    return stored_scope_path(getattr(node, "properties", None), getattr(node, "tenant_id", ""))

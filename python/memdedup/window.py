@@ -1,9 +1,10 @@
-"""Recall that does not repeat the conversation window.
+"""Recall that does not repeat the conversation window (the seed's ``window_overlap`` contract).
 
-A turn is written to the transcript and to the episodic layer under one ``turn_id`` and one ``speaker``.
-When a memory block is rendered, the conversation window leads it; if the window renders a turn, that
-turn's recalled episodic copy is the same utterance and the model would read it twice.
-:func:`outside_window` removes exactly those copies and nothing else.
+A turn is written to the transcript and to the episodic layer under one ``turn_id`` and one ``speaker``,
+by the conversation's own scope. When a memory block is rendered, the conversation window leads it; if
+the window renders a turn, that turn's recalled episodic copy is the same utterance and the model would
+read it twice. :func:`outside_window` removes exactly those copies and nothing else.
+:func:`memdedup.recall.recall` (``SQLiteGraphStore.recall``) is the whole recall path in one call.
 
 Decisions (the contract of this module):
 
@@ -18,16 +19,28 @@ Block admission (:func:`admitted_mask`, :func:`render_block`)
     lines alone say which turns a block that the window leads renders.
 
 Identity (:func:`outside_window`)
-    A window turn and a recalled record are the same utterance only when ``(turn_id, speaker)`` are
-    equal exactly: no stripping, no case folding, never by text. Each part must be a ``str`` or an
-    ``int`` (``bool`` excluded) and the kinds must agree, so turn ``"7"`` is not turn ``7``; a ``str``
-    or ``int`` subclass (a ``StrEnum`` speaker, say) compares by its plain value. A window turn whose
-    ``turn_id`` or ``speaker`` is missing or empty (``None``, ``""``, ``0``) suppresses nothing; one
-    with another type is a caller error (:class:`~memdedup.errors.InputTypeError`). A record whose
-    metadata holds anything else simply has no identity and is kept.
+    A window turn and a recalled record are the same utterance only when ``(conversation, turn_id,
+    speaker)`` are equal exactly: no stripping, no case folding, never by text. The conversation is the
+    owning scope path: a record's ``scope_path`` (its attribute, else ``metadata["scope_path"]``, which
+    :func:`recalled_from_node` and memdedup's store provide), and a window turn's ``scope_path``, else
+    the ``scope`` given to :func:`outside_window` (the scope whose window it is). Turn ids are numbered
+    per conversation, so an ancestor's transcript (visible from a child scope) holds a turn 1 of its own
+    that the child's window does not show. An owner only ever equals the same owner; a window turn with
+    no stated conversation matches only records that state none either, so it never removes a row of
+    another conversation. ``turn_id`` and ``speaker`` must each be a ``str`` or an ``int`` (``bool``
+    excluded) and the kinds must agree, so turn ``"7"`` is not turn ``7``; a ``str`` or ``int``
+    subclass (a ``StrEnum`` speaker, say) compares by its plain value. A window turn whose ``turn_id``
+    or ``speaker`` is missing or empty (``None``, ``""``, ``0``) suppresses nothing; one with another
+    type is a caller error (:class:`~memdedup.errors.InputTypeError`). A record whose metadata holds
+    anything else simply has no identity and is kept.
 
-Transcript rows (:func:`conversation_local`)
-    Only the episodic copy of a turn is a candidate. A record is one when all of these hold:
+Transcript rows (:class:`TranscriptRow`, :func:`conversation_local`)
+    :class:`TranscriptRow` is the one definition of a transcript row's shape, which the ingest
+    pipeline writes and this module reads: the episodic layer, ``origin`` and ``source``
+    ``"transcript"``, ``turn_id`` and ``speaker`` in its properties, an id derived from the turn, the
+    message's position and its text (:func:`memdedup.operations.derive_id`), owned by the
+    conversation's scope. Only the episodic copy of a turn is a candidate. A record is one when all of
+    these hold:
     its layer (``record.layer``, else ``metadata["layer"]``; a ``str`` or an ``Enum`` whose value is a
     ``str``) is ``"episodic"``; it is marked as a transcript copy, ``metadata["source"]`` or
     ``record.origin`` being one of ``TRANSCRIPT_SOURCES`` (``"transcript"``, and ``"auto_turn"``, the
@@ -48,17 +61,22 @@ from enum import Enum
 from typing import Any
 
 from memdedup.errors import InputTypeError, InvalidInputError
+from memdedup.operations import derive_id
+from memdedup.scope import SCOPE_PATH_KEY
 
 __all__ = [
     "CEILING_REASON",
     "EPISODIC_LAYER",
     "REPEATED_REASON",
     "SEPARATOR",
+    "TRANSCRIPT_SOURCE",
     "TRANSCRIPT_SOURCES",
+    "TRANSCRIPT_SPEAKERS",
     "BlockReport",
     "RecalledItem",
     "RecalledRecord",
     "RetrievalResult",
+    "TranscriptRow",
     "WindowTurn",
     "admitted_mask",
     "conversation_local",
@@ -71,16 +89,50 @@ SEPARATOR = "\n"
 REPEATED_REASON = "repeated: the conversation window already renders this turn"
 CEILING_REASON = "refused: the block's ceiling has no room for this line"
 EPISODIC_LAYER = "episodic"
-TRANSCRIPT_SOURCES: frozenset[str] = frozenset({"transcript", "auto_turn"})
+TRANSCRIPT_SOURCE = "transcript"
+TRANSCRIPT_SOURCES: frozenset[str] = frozenset({TRANSCRIPT_SOURCE, "auto_turn"})
+TRANSCRIPT_SPEAKERS: tuple[str, ...] = ("user", "assistant")
+
+
+def _transcript_properties(turn_id: str | int, speaker: str) -> dict[str, Any]:
+    return {"source": TRANSCRIPT_SOURCE, "turn_id": turn_id, "speaker": speaker}
+
+
+@dataclass(frozen=True)
+class TranscriptRow:
+    """One utterance as the transcript stores it (the shape ingest writes and :func:`conversation_local`
+    reads), owned by the conversation's scope: write it with the store at that scope."""
+
+    node_id: str
+    text: str
+    turn_id: int
+    speaker: str
+    layer: str = EPISODIC_LAYER
+    origin: str = TRANSCRIPT_SOURCE
+
+    @classmethod
+    def of(cls, turn_id: int, position: int, speaker: str, text: str) -> TranscriptRow:
+        """The row of the message at ``position`` of turn ``turn_id`` (``text`` already cleaned and
+        scrubbed: the id hashes it)."""
+        return cls(derive_id("t", turn_id, position, text), text, turn_id, speaker)
+
+    @property
+    def properties(self) -> dict[str, Any]:
+        return _transcript_properties(self.turn_id, self.speaker)
 
 
 @dataclass(frozen=True)
 class WindowTurn:
-    """One turn of the conversation window, as the block renders it."""
+    """One turn of the conversation window, as the block renders it.
+
+    ``scope_path`` names the conversation (the owning scope path of its transcript rows); when None,
+    :func:`outside_window`'s ``scope`` does.
+    """
 
     turn_id: str | int | None
     speaker: str | None
     text: str
+    scope_path: str | None = None
 
     def line(self) -> str:
         """The rendered line: ``"speaker: text"``, or the text alone when there is no speaker."""
@@ -96,16 +148,20 @@ class RecalledRecord:
     layer: str = "semantic"
     metadata: Mapping[str, Any] = field(default_factory=dict)
     origin: str = ""
+    scope_path: str | None = None
 
     @classmethod
-    def transcript(cls, record_id: str, text: str, *, turn_id: str | int, speaker: str) -> RecalledRecord:
+    def transcript(
+        cls, record_id: str, text: str, *, turn_id: str | int, speaker: str, scope_path: str | None = None
+    ) -> RecalledRecord:
         """The episodic transcript row of one utterance (what :func:`conversation_local` accepts)."""
         return cls(
             record_id=record_id,
             text=text,
             layer=EPISODIC_LAYER,
-            metadata={"turn_id": turn_id, "speaker": speaker, "source": "transcript"},
-            origin="transcript",
+            metadata=_transcript_properties(turn_id, speaker),
+            origin=TRANSCRIPT_SOURCE,
+            scope_path=scope_path,
         )
 
 
@@ -203,8 +259,9 @@ def _plain(value: Any) -> tuple[str, str | int] | None:
     return None
 
 
-def _identity(turn_id: Any, speaker: Any, *, strict: bool) -> tuple[Any, Any] | None:
-    """The exact ``(turn_id, speaker)`` key, or None when either part is missing or empty.
+def _identity(owner: str | None, turn_id: Any, speaker: Any, *, strict: bool) -> tuple[Any, Any, Any] | None:
+    """The exact ``(owner, turn_id, speaker)`` key, or None when ``turn_id`` or ``speaker`` is missing or
+    empty.
 
     ``strict`` (window turns) raises on a part of another type; a stored record's odd part is no identity.
     """
@@ -217,7 +274,26 @@ def _identity(turn_id: Any, speaker: Any, *, strict: bool) -> tuple[Any, Any] | 
                 )
     if id_key is None or speaker_key is None or not id_key[1] or not speaker_key[1]:
         return None
-    return id_key, speaker_key
+    return owner, id_key, speaker_key
+
+
+def _path(value: Any, what: str) -> str | None:
+    """A conversation given as a scope path ``str`` or a scope (anything with ``scope_path``); None for
+    None."""
+    if value is None:
+        return None
+    path = value if isinstance(value, str) else getattr(value, "scope_path", None)
+    if not isinstance(path, str):
+        raise InputTypeError(f"{what} must be a scope or a scope path str, not {type(value).__name__}")
+    return str.__str__(path)
+
+
+def _record_owner(record: Any) -> str | None:
+    """The owning scope path a record states (its attribute, else its metadata), or None."""
+    for value in (getattr(record, "scope_path", None), _metadata(record).get(SCOPE_PATH_KEY)):
+        if isinstance(value, str) and value:
+            return str.__str__(value)
+    return None
 
 
 def _metadata(record: Any) -> Mapping[str, Any]:
@@ -234,15 +310,21 @@ def _str_value(value: Any) -> str | None:
 def recalled_from_node(node: Any, *, score: float = 0.0) -> RecalledItem:
     """A stored row (``memdedup.store.StoredNode`` or any node with ``id``, ``label``, ``layer``,
     ``properties`` and ``origin``) as a recalled item: its properties become the record's metadata, so a
-    transcript row written by ``memdedup ingest`` keeps its ``turn_id`` and ``speaker``."""
+    transcript row written by ``memdedup ingest`` keeps its ``turn_id`` and ``speaker``, and its owning
+    scope path (``node.scope_path``, else ``properties["scope_path"]``) the record's ``scope_path``."""
     properties = getattr(node, "properties", None)
+    metadata = dict(properties) if isinstance(properties, Mapping) else {}
+    owner = getattr(node, "scope_path", None)
+    if not isinstance(owner, str) or not owner:
+        owner = metadata.get(SCOPE_PATH_KEY)
     return RecalledItem(
         record=RecalledRecord(
             record_id=str(node.id),
             text=str(getattr(node, "label", "") or ""),
             layer=_str_value(getattr(node, "layer", None)) or "semantic",
-            metadata=dict(properties) if isinstance(properties, Mapping) else {},
+            metadata=metadata,
             origin=str(getattr(node, "origin", "") or ""),
+            scope_path=owner if isinstance(owner, str) and owner else None,
         ),
         score=score,
     )
@@ -285,10 +367,13 @@ def _outside(
     linked: tuple[Any, ...],
     turns: Sequence[Any],
     rendered: Sequence[bool],
+    scope: Any,
 ) -> tuple[tuple[Any, ...], tuple[Any, ...], tuple[tuple[str, str], ...]]:
+    conversation = _path(scope, "scope")
     window = set()
     for turn, fits in zip(turns, rendered, strict=True):
-        key = _identity(getattr(turn, "turn_id", None), getattr(turn, "speaker", None), strict=True)
+        owner = _path(getattr(turn, "scope_path", None), "a window turn's scope_path") or conversation
+        key = _identity(owner, getattr(turn, "turn_id", None), getattr(turn, "speaker", None), strict=True)
         if fits and key is not None:
             window.add(key)
     if not window:
@@ -297,7 +382,7 @@ def _outside(
     def repeats(item: Any) -> bool:
         record = item.record
         metadata = _metadata(record)
-        key = _identity(metadata.get("turn_id"), metadata.get("speaker"), strict=False)
+        key = _identity(_record_owner(record), metadata.get("turn_id"), metadata.get("speaker"), strict=False)
         return key in window and conversation_local(record)
 
     dropped: list[tuple[str, str]] = []
@@ -317,20 +402,27 @@ def _outside(
 
 
 def outside_window(
-    result: Any, turns: Iterable[Any], *, char_ceiling: int, max_bytes: int | None = None
+    result: Any,
+    turns: Iterable[Any],
+    *,
+    char_ceiling: int,
+    max_bytes: int | None = None,
+    scope: Any = None,
 ) -> tuple[tuple[Any, ...], tuple[Any, ...], tuple[tuple[str, str], ...]]:
     """Return ``(memories, linked, dropped)`` without the recalled copies of the window's rendered turns.
 
-    An item is dropped only when its record is :func:`conversation_local` and its ``(turn_id, speaker)``
-    is a window turn the ceilings admit; ``dropped`` lists ``(record_id, REPEATED_REASON)`` in
-    memories-then-linked order. Kept items keep their order; ``result`` is not modified.
+    An item is dropped only when its record is :func:`conversation_local` and its ``(conversation,
+    turn_id, speaker)`` is a window turn the ceilings admit; ``scope`` (a scope or a scope path) is the
+    conversation of the window turns that name none (see the module docstring). ``dropped`` lists
+    ``(record_id, REPEATED_REASON)`` in memories-then-linked order. Kept items keep their order;
+    ``result`` is not modified.
     """
     turns = tuple(turns)
     memories, linked = _sections(result)
     rendered = admitted_mask(
         [_turn_line(turn) for turn in turns], char_ceiling=char_ceiling, max_bytes=max_bytes
     )
-    return _outside(memories, linked, turns, rendered)
+    return _outside(memories, linked, turns, rendered, scope)
 
 
 def _item_line(item: Any) -> str:
@@ -340,14 +432,19 @@ def _item_line(item: Any) -> str:
 
 
 def render_block(
-    turns: Iterable[Any], result: Any, *, char_ceiling: int, max_bytes: int | None = None
+    turns: Iterable[Any],
+    result: Any,
+    *,
+    char_ceiling: int,
+    max_bytes: int | None = None,
+    scope: Any = None,
 ) -> tuple[str, BlockReport]:
     """Render the memory block: the window first, then the surviving memories and linked items.
 
     One greedy admission runs over the window lines and then over the recalled lines (an item renders
     as its ``line()``, else its record's text) under the same ceilings, so the window lines it admits
-    are exactly :func:`admitted_mask` of the window alone. Returns the text and a :class:`BlockReport`.
-    Deterministic: the same inputs give the same text and report.
+    are exactly :func:`admitted_mask` of the window alone; ``scope`` is :func:`outside_window`'s. Returns
+    the text and a :class:`BlockReport`. Deterministic: the same inputs give the same text and report.
     """
     turns = tuple(turns)
     admission = _Admission(char_ceiling, max_bytes)
@@ -361,7 +458,7 @@ def render_block(
         rendered.append(fits)
         if fits:
             block.append(line)
-    kept_memories, kept_linked, dropped = _outside(memories, linked, turns, rendered)
+    kept_memories, kept_linked, dropped = _outside(memories, linked, turns, rendered, scope)
 
     admitted: list[str] = []
     refused: list[tuple[str, str]] = []
