@@ -593,7 +593,7 @@ if _SequenceIndex is None:
     SequenceMatcher = _StdSequenceMatcher
     get_close_matches = _STANDARD["get_close_matches"]
 else:
-    SequenceMatcher = _FastSequenceMatcher  # type: ignore[misc]
+    SequenceMatcher = _FastSequenceMatcher  # type: ignore[misc,assignment]
     get_close_matches = _get_close_matches  # type: ignore[assignment]
 
 
@@ -625,7 +625,7 @@ def install() -> None:
     """
     global _installed
     with _install_lock:
-        _std.SequenceMatcher = SequenceMatcher  # type: ignore[misc]
+        _std.SequenceMatcher = SequenceMatcher  # type: ignore[misc,assignment]
         _std.get_close_matches = get_close_matches
         _installed = True
 
