@@ -836,3 +836,87 @@ print(json.dumps([got == expected, got, expected, difflib.SequenceMatcher.__modu
     )
     assert got[0] is True, got
     assert got[3] == "memdedup.difflib"
+
+
+# --------------------------------------------------------------------------------------------------
+# The shadow plugin (what scripts/symfonic-suite.py runs symfonic's suite with) sees a wrong answer.
+# --------------------------------------------------------------------------------------------------
+SHADOWED_TESTS = """
+import asyncio, types
+import symfonic.agent.engine as engine
+import symfonic.memory.dedup as dedup
+import symfonic.memory.janitor as janitor
+from symfonic.memory.types import MemoryLayer, TenantScope
+
+SCOPE = TenantScope.root("tenant", "acme")
+
+class Graph:
+    async def query_nodes(self, scope, *, layer, label_prefix):
+        node = types.SimpleNamespace(id="n1", label="Uses pytest and ruff", properties=None, tenant_id="acme")
+        return iter([node])  # a one-shot iterator: the shadow must replay it, not query again
+
+def test_dedup():
+    assert dedup.labels_match("Uses pytest and ruff", "uses pytest and ruff.", threshold=0.85)
+    assert dedup.normalise_label("A  b.") == "a b"
+
+def test_lookup_and_janitor():
+    lookup = engine.find_canonical_node(Graph(), SCOPE, layer=MemoryLayer.SEMANTIC, label="Uses pytest")
+    node = asyncio.run(lookup)
+    assert node is None or node.id == "n1"
+    assert janitor._similarity("AB", "ab") == 1.0
+
+def test_nothing():
+    pass
+"""
+
+BREAK_LABELS_MATCH = """
+import memdedup.integrations.symfonic as integ
+real = integ._replacement
+def wrong(target):
+    replacement = real(target)
+    if target.name == "labels_match":
+        return lambda stored, incoming, *, threshold: not replacement(stored, incoming, threshold=threshold)
+    return replacement
+integ._replacement = wrong
+"""
+
+
+@pytest.mark.parametrize("broken", [False, True])
+def test_shadow_plugin_counts_calls_and_catches_a_wrong_answer(tmp_path: Path, broken: bool) -> None:
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "test_shadowed.py").write_text(SHADOWED_TESTS)
+    if broken:
+        (tmp_path / "conftest.py").write_text(BREAK_LABELS_MATCH)
+    report = tmp_path / "report.json"
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "memdedup.integrations.symfonic_shadow",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "MEMDEDUP_SHADOW_REPORT": str(report)},
+    )
+    data = json.loads(report.read_text())
+    assert data["calls"]["symfonic.agent.engine.find_canonical_node"] == 1
+    assert data["calls"]["symfonic.memory.janitor._similarity"] == 1
+    assert data["tests_reaching_memdedup"] == [
+        "test_shadowed.py::test_dedup",
+        "test_shadowed.py::test_lookup_and_janitor",
+    ]
+    if broken:
+        assert proc.returncode == 1, proc.stdout
+        assert [m["key"] for m in data["mismatches"]] == ["symfonic.memory.dedup.labels_match"]
+        assert "MISMATCH symfonic.memory.dedup.labels_match" in proc.stdout
+    else:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert data["mismatches"] == [] and data["total_calls"] == 4
+        assert "memdedup shadow: 4 calls into memdedup from 2 tests, 0 answers differing" in proc.stdout
