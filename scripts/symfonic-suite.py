@@ -14,8 +14,10 @@ fail unless memdedup changed nothing but speed.
    function and the standard difflib.
 4. Fails (exit 1) when any test's outcome differs between the two runs, when memdedup was never called,
    or when any answer differed from symfonic's; exit 2 when it cannot set up.
+5. With ``--stateful-examples N``, then runs symfonic's memory-invariant state machine (which pins 25
+   examples) with N examples, shadowed: it must pass with no answer differing.
 
-Usage: ``python scripts/symfonic-suite.py [--work DIR] [--select all|reaching]``. The
+Usage: ``python scripts/symfonic-suite.py [--work DIR] [--select all|reaching] [--stateful-examples N]``. The
 work folder (default ``target/symfonic-suite``) keeps the download and the environment between runs.
 """
 
@@ -57,8 +59,9 @@ REBOUND_FILES = [
     "symfonic/core/learning/_phases_entity_helpers.py",
     "symfonic/memory/janitor.py",
 ]
+STATEFUL = "tests/memory/test_memory_invariants_stateful.py"
 #: ``--select reaching``: the files of the 81 tests in which memdedup was called in a full run (the
-#: shadow report of a full run, ``shadow.json``, lists them).
+#: shadow report of a full run, ``with.json``, lists them).
 REACHING = [
     "tests/agent/test_consolidate_dedup.py",
     "tests/agent/test_consolidation_e2e.py",
@@ -183,7 +186,7 @@ def outcomes(junit: Path) -> dict[str, str]:
 
 
 def pytest_run(
-    python: Path, src: Path, work: Path, tag: str, tests: list[str], shadow: bool
+    python: Path, src: Path, work: Path, tag: str, tests: list[str], shadow: bool, stateful_examples: int = 0
 ) -> tuple[dict[str, str], float, str]:
     junit = work / f"{tag}.xml"
     junit.unlink(missing_ok=True)
@@ -197,7 +200,9 @@ def pytest_run(
     env["PYTHONHASHSEED"] = "0"
     if shadow:
         cmd[3:3] = ["-p", "memdedup.integrations.symfonic_shadow"]
-        env["MEMDEDUP_SHADOW_REPORT"] = str(work / "shadow.json")
+        env["MEMDEDUP_SHADOW_REPORT"] = str(work / f"{tag}.json")
+    if stateful_examples:
+        env["MEMDEDUP_SHADOW_STATEFUL_EXAMPLES"] = str(stateful_examples)
     started = time.perf_counter()
     with open(work / f"{tag}.log", "w", encoding="utf-8") as log:
         proc = subprocess.run(cmd, cwd=src, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
@@ -217,6 +222,12 @@ def main() -> int:
         default=Path(os.environ.get("MEMDEDUP_SYMFONIC_SUITE_DIR", REPO / "target" / "symfonic-suite")),
     )
     parser.add_argument("--select", choices=["all", "reaching"], default="all")
+    parser.add_argument(
+        "--stateful-examples",
+        type=int,
+        default=0,
+        help="then run symfonic's memory-invariant state machine with this many examples, shadowed",
+    )
     args = parser.parse_args()
     work: Path = args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
@@ -241,26 +252,54 @@ def main() -> int:
         say(f"{len(differing)} tests' outcomes differ (without -> with memdedup):")
         for test in differing[:50]:
             say(f"  {test}: {base.get(test, 'absent')} -> {ours.get(test, 'absent')}")
-    report = json.loads((work / "shadow.json").read_text()) if (work / "shadow.json").exists() else None
-    if report is None:
-        say("the shadow plugin wrote no report")
-        return 1
+    failed |= not check_report(
+        work / "with.json", f"{len(base)} test ids, {len(differing)} outcome differences"
+    )
+    if args.stateful_examples:
+        try:
+            stress, stress_time, stress_summary = pytest_run(
+                python,
+                src,
+                work,
+                "stateful",
+                [STATEFUL],
+                shadow=True,
+                stateful_examples=args.stateful_examples,
+            )
+        except SetupError as exc:
+            say(f"cannot run: {exc}")
+            return 2
+        say(f"{STATEFUL} at {args.stateful_examples} examples: {stress_summary} ({stress_time:.0f} s)")
+        if any(kind != "passed" for kind in stress.values()):
+            failed = True
+            say("the state machine did not pass with memdedup installed")
+        failed |= not check_report(work / "stateful.json", "state machine")
+    say(f"{'FAILED' if failed else 'ok'}; {time.perf_counter() - started:.0f} s in all")
+    return 1 if failed else 0
+
+
+def check_report(path: Path, what: str) -> bool:
+    """Print a shadow report's counts; False on no report, no call, or any differing answer."""
+    if not path.exists():
+        say(f"the shadow plugin wrote no report ({path.name})")
+        return False
+    report = json.loads(path.read_text())
+    ok = True
     if report["total_calls"] == 0:
-        failed = True
+        ok = False
         say("memdedup was never called: the swap did not happen")
     if report["mismatches"]:
-        failed = True
+        ok = False
         say(f"{len(report['mismatches'])} answers differ from symfonic's:")
         for m in report["mismatches"][:50]:
             say(f"  {m['key']} in {m['test']}: memdedup {m['ours']} != symfonic {m['theirs']} ({m['args']})")
     say(
-        f"{len(base)} test ids; {len(report['tests_reaching_memdedup'])} tests reached memdedup with "
-        f"{report['total_calls']} calls; {len(report['mismatches'])} shadow mismatches; "
-        f"{len(differing)} outcome differences; {time.perf_counter() - started:.0f} s in all"
+        f"{what}: {len(report['tests_reaching_memdedup'])} tests reached memdedup with "
+        f"{report['total_calls']} calls; {len(report['mismatches'])} shadow mismatches"
     )
     for key, count in report["calls"].items():
         say(f"  {count:8d}  {key}")
-    return 1 if failed else 0
+    return ok
 
 
 if __name__ == "__main__":

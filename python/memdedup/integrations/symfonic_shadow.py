@@ -267,7 +267,26 @@ def instrument(key: str, original: Any, replacement: Any) -> Any:
 # --------------------------------------------------------------------------------------------------
 # pytest hooks.
 # --------------------------------------------------------------------------------------------------
+def _more_stateful_examples(count: int) -> None:
+    """``MEMDEDUP_SHADOW_STATEFUL_EXAMPLES=N``: hypothesis state machines run with at least N examples
+    (symfonic's memory-invariant machine pins 25), for a longer shadow comparison of its lookups."""
+    import hypothesis
+    import hypothesis.stateful
+
+    run = hypothesis.stateful.run_state_machine_as_test
+
+    def run_state_machine_as_test(machine: Any, *, settings: Any = None, **kwargs: Any) -> Any:
+        base = settings if settings is not None else hypothesis.settings()
+        more = hypothesis.settings(base, max_examples=max(count, base.max_examples))
+        return run(machine, settings=more, **kwargs)
+
+    hypothesis.stateful.run_state_machine_as_test = run_state_machine_as_test
+
+
 def pytest_configure(config: pytest.Config) -> None:
+    examples = os.environ.get("MEMDEDUP_SHADOW_STATEFUL_EXAMPLES", "").strip()
+    if examples:
+        _more_stateful_examples(int(examples))
     _integ.install(instrument=instrument)
 
 
