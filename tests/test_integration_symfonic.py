@@ -233,7 +233,9 @@ print(json.dumps({{"listed": listed, "answers": answers, "unswapped": unswapped,
 """
     )
     assert [tuple(p) for p in got["listed"]] == EXPECTED_PAIRS
-    assert set(got["swapped"].values()) == {"memdedup"}, got["swapped"]
+    # (With the pure-Python backend memdedup.difflib.SequenceMatcher is difflib's own class.)
+    fast = memdedup.difflib.SequenceMatcher is not difflib.SequenceMatcher
+    assert set(got["swapped"].values()) == ({"memdedup"} if fast else {"memdedup", "difflib"}), got["swapped"]
     assert set(got["restored"].values()) == {"symfonic", "difflib"}, got["restored"]
     assert got["same"] is True and got["after"] == []
     # The same answers with and without memdedup, and every swapped path was taken.
@@ -831,11 +833,12 @@ import memdedup.difflib, memdedup.integrations.symfonic as integ
 memdedup.difflib.install()
 integ.install()
 got = answers()
-print(json.dumps([got == expected, got, expected, difflib.SequenceMatcher.__module__]))
+ours = difflib.SequenceMatcher is memdedup.difflib.SequenceMatcher
+print(json.dumps([got == expected, got, expected, ours]))
 """
     )
     assert got[0] is True, got
-    assert got[3] == "memdedup.difflib"
+    assert got[3] is True
 
 
 # --------------------------------------------------------------------------------------------------
