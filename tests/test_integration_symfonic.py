@@ -770,6 +770,13 @@ def test_environment_variable_installs_at_startup(tmp_path: Path) -> None:
     assert on == ["1", "memdedup.dedup", "memdedup.integrations.symfonic"]
     off = run_child(probe, env={"PYTHONPATH": path, integ.ENV_VAR: "0"})
     assert off == ["1", "symfonic.memory.dedup", "symfonic.memory.janitor"]
+    # memdedup cannot even be imported: the process starts anyway, on symfonic's functions, and the
+    # shadowed sitecustomize still runs.
+    env = {**os.environ, "PYTHONPATH": path, integ.ENV_VAR: "1", "MEMDEDUP_IMPLEMENTATION": "bogus"}
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == ["1", "symfonic.memory.dedup", "symfonic.memory.janitor"]
+    assert "MEMDEDUP_INSTALL_SYMFONIC: memdedup not installed: BackendUnavailableError" in proc.stderr
 
 
 def test_launcher_runs_a_command_installed() -> None:

@@ -387,7 +387,7 @@ def _check_live(target: _Target, module: types.ModuleType) -> str | None:
         return f"{target.key} is not {target.alias_of}"
     if not isinstance(obj, types.FunctionType):
         return f"{target.key} is {type(obj).__name__}, not a function"
-    if obj.__qualname__ != target.name:
+    if obj.__module__ != target.module or obj.__qualname__ != target.name:
         return f"{target.key} is {obj.__module__}.{obj.__qualname__}"
     try:
         signature = str(inspect.signature(obj))

@@ -29,10 +29,16 @@ def _run_shadowed_sitecustomize() -> None:
 def _install() -> None:
     if os.environ.get("MEMDEDUP_INSTALL_SYMFONIC", "").strip() in ("", "0"):
         return
-    from memdedup.integrations.symfonic import install_from_environment
+    try:
+        from memdedup.integrations.symfonic import install_from_environment
 
-    install_from_environment()
+        install_from_environment()  # a refusal is a warning there
+    except Exception as exc:  # memdedup itself cannot be imported: say so, start anyway
+        reason = f"{type(exc).__name__}: {exc}"
+        print(f"MEMDEDUP_INSTALL_SYMFONIC: memdedup not installed: {reason}", file=sys.stderr)
 
 
-_install()
-_run_shadowed_sitecustomize()
+try:
+    _install()
+finally:
+    _run_shadowed_sitecustomize()
