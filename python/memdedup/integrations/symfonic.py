@@ -662,8 +662,9 @@ def _settle_imports() -> None:
     """Wait for target modules another thread is importing right now (before taking the state lock:
     that thread's post-import hook needs it)."""
     for name in (_DEDUP, _ENGINE, _MERGE, _ENTITY, _JANITOR):
-        if name in sys.modules:
-            importlib.import_module(name)
+        if sys.modules.get(name) is not None:
+            with contextlib.suppress(ImportError):
+                importlib.import_module(name)
 
 
 # --------------------------------------------------------------------------------------------------
