@@ -345,7 +345,7 @@ def test_labels_match_agrees_on_stream_labels(streams: dict[int, StreamResult]) 
     for stored in labels:
         for incoming in labels:  # every ordered pair: both orders
             theirs = sym.labels_match(stored, incoming, threshold=0.85)
-            assert md.labels_match(stored, incoming) == theirs, (stored, incoming)
+            assert md.labels_match(stored, incoming, threshold=0.85) == theirs, (stored, incoming)
             matches += theirs
         assert md.normalise_label(stored) == sym.normalise_label(stored)
     assert matches > len(labels)  # more than the diagonal: restatements do match

@@ -765,3 +765,198 @@ def test_line_diffs_of_real_sources(junk: Any) -> None:
         ours = md.SequenceMatcher(junk, lines, edited_lines)
         ref = difflib.SequenceMatcher(junk, lines, edited_lines)
         assert list(ours.get_grouped_opcodes(3)) == list(ref.get_grouped_opcodes(3))
+
+
+# --------------------------------------------------------------------------------------------------
+# Elements whose ``==`` disagrees with their hash, in either sequence (issue 22, item 4): difflib
+# compares ``a[i] == b[j]`` directly when it extends a match, so no dict over ``b`` can stand in for it.
+# --------------------------------------------------------------------------------------------------
+class HashEqualStr(str):
+    """Hashes as its text (so a dict folds it into an equal ``str`` key) but equals everything."""
+
+    __hash__ = str.__hash__
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+
+class OwnHashStr(str):
+    """Equal case-insensitively to any ``str``, with a hash of its own."""
+
+    def __hash__(self) -> int:
+        return 7
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, str) and str.lower(self) == str.lower(other)
+
+
+SHARED_NAN = float("nan")
+PLAIN_ELEMENTS = st.sampled_from(["a", "b", "c", "A", 1, 1.0, True, 2])
+ODD_ELEMENTS = st.one_of(
+    st.sampled_from([AlwaysEqual(), HashEqualStr("a"), HashEqualStr("z"), OwnHashStr("A"), SHARED_NAN]),
+    st.sampled_from(["a", "A", "z"]).map(HashEqualStr),
+    st.sampled_from(["a", "b", "Q"]).map(OwnHashStr),
+    st.just("nan").map(float),  # a new NaN object each time: not even identical to itself elsewhere
+    st.just(None).map(lambda _: AlwaysEqual()),
+    st.just(None).map(lambda _: (1, float("nan"))),
+    st.just(None).map(lambda _: [1]),  # unhashable
+)
+
+
+@st.composite
+def odd_sequences(draw: st.DrawFn, odd_in: str) -> tuple[Any, Any]:
+    """Two sequences of plain elements, with odd ones spliced into ``a``, ``b`` or both."""
+    a = draw(st.lists(PLAIN_ELEMENTS, max_size=12))
+    b = (
+        draw(edited(a, PLAIN_ELEMENTS, 4))
+        if draw(st.booleans())
+        else draw(st.lists(PLAIN_ELEMENTS, max_size=12))
+    )
+    for seq, side in ((a, "a"), (b, "b")):
+        if odd_in in (side, "both"):
+            for pos, elt in draw(
+                st.lists(st.tuples(st.integers(0, 99), ODD_ELEMENTS), min_size=1, max_size=4)
+            ):
+                seq.insert(pos % (len(seq) + 1), elt)
+    kinds = [list, tuple]
+    a = draw(st.sampled_from(kinds))(a)
+    if odd_in == "a" and draw(st.booleans()):
+        b = "".join(draw(st.lists(st.sampled_from("abcA"), max_size=12)))  # a str b: STR mode, odd a
+    else:
+        b = draw(st.sampled_from(kinds))(b)
+    return a, b
+
+
+@settings(max_examples=n_examples(300), suppress_health_check=SLOW)
+@given(
+    pair=st.sampled_from(["a", "b", "both"]).flatmap(odd_sequences),
+    junk=st.sampled_from([None, lambda e: e == 2]),
+    autojunk=st.booleans(),
+    data=st.data(),
+)
+@example(pair=([AlwaysEqual()], ["x"]), junk=None, autojunk=True, data=None)  # issue 22: 0.0 for 1.0
+@example(pair=([OwnHashStr("zz")], ["x"]), junk=None, autojunk=True, data=None)
+@example(pair=(["a", "q"], ["a", HashEqualStr("a")]), junk=None, autojunk=True, data=None)  # folded into "a"
+@example(pair=([HashEqualStr("q"), "x"], "ax"), junk=None, autojunk=True, data=None)
+def test_odd_equality_on_either_side(pair: tuple[Any, Any], junk: Any, autojunk: bool, data: Any) -> None:
+    a, b = pair
+    bounds = [] if data is None else data.draw(bounds_for(len(a), len(b)))
+    check_pair(a, b, junk, autojunk, bounds)
+    if data is not None and data.draw(st.booleans()):
+        check_pair(a, b, junk, autojunk, bounds, ratio_first=False)
+
+
+def test_odd_first_sequence_against_a_reused_index() -> None:
+    """One matcher, ``b`` indexed once, first sequences with and without odd elements in turn."""
+    b = ["a", "b", "c", "a"]
+    ours, ref = md.SequenceMatcher(None, "", b), difflib.SequenceMatcher(None, "", b)
+    for a in (["a", "b"], [AlwaysEqual(), "b"], ("x", OwnHashStr("B")), ["a", "b"], [SHARED_NAN, "c"]):
+        ours.set_seq1(a)
+        ref.set_seq1(a)
+        assert_same(ours, ref, [(0, len(a), 0, len(b))])
+
+
+# --------------------------------------------------------------------------------------------------
+# A process-wide replacement (``difflib.SequenceMatcher = memdedup.difflib.SequenceMatcher``, or
+# ``memdedup.difflib.install()``) must not make the fallback find itself: it holds the standard classes
+# captured when memdedup.difflib was imported. Each probe runs in a child process (the patch is global).
+# --------------------------------------------------------------------------------------------------
+_PROCESS_WIDE_PROBE = r"""
+import collections, difflib, importlib, pickle, sys
+std_class, std_close = difflib.SequenceMatcher, difflib.get_close_matches
+
+class T(str):
+    pass
+
+class AlwaysEqual:
+    def __eq__(self, other):
+        return True
+    def __hash__(self):
+        return 1
+
+nan = float("nan")
+CASES = [
+    ("ab", T("ab")), (T("xab"), "ab"), ("ab", collections.deque("ab")), (collections.deque("ab"), "ab"),
+    ([1, nan], [1, nan, 2]), ([1], [[1]]), ([[1]], [1]), ([AlwaysEqual()], ["x"]), (["x", 1], ("x", 1)),
+    ("private Thread currentThread;", "private volatile Thread currentThread;"), (b"abc", bytearray(b"bc")),
+]
+
+def answers(cls):
+    out = []
+    for a, b in CASES:
+        try:
+            sm = cls(None, a, b)
+            out.append((sm.ratio(), sm.get_opcodes(), sm.quick_ratio(), sm.find_longest_match()))
+        except Exception as exc:
+            out.append((type(exc).__name__, str(exc)))
+    return out
+
+def texts():
+    a = ["one\n", "two\n", "three\n", "four\n"] * 3
+    b = ["one\n", "2\n", "three\n", "four!\n"] * 3
+    difflib.HtmlDiff._default_prefix = 0  # each HtmlDiff numbers its anchors from a class counter
+    return [
+        list(difflib.ndiff(a, b)),
+        list(difflib.unified_diff(a, b)),
+        list(difflib.context_diff(a, b)),
+        difflib.HtmlDiff().make_table(a, b),
+        difflib.get_close_matches("appel", ["ape", "apple", "peach", "puppy"]),
+        difflib.get_close_matches(T("appel"), [T("ape"), "apple", "puppy"]),
+    ]
+
+expected, expected_texts = answers(std_class), texts()
+old = pickle.dumps(std_class(None, "abcd", "bcde"))  # pickled before the patch: unpickled after it
+
+import memdedup.difflib as md
+MODE = sys.argv[1]
+if MODE == "assign":
+    difflib.SequenceMatcher = md.SequenceMatcher
+    difflib.get_close_matches = md.get_close_matches
+elif MODE == "install":
+    md.install()
+    md.install()  # idempotent
+elif MODE == "reload":  # memdedup.difflib (re)imported while the patch is in place
+    difflib.SequenceMatcher = md.SequenceMatcher
+    md = importlib.reload(md)
+    difflib.SequenceMatcher = md.SequenceMatcher
+if md.SequenceMatcher is not std_class:
+    assert difflib.SequenceMatcher is md.SequenceMatcher, MODE
+got = answers(difflib.SequenceMatcher)
+assert got == expected, [(c, g, e) for c, g, e in zip(CASES, got, expected) if g != e]
+assert answers(md.SequenceMatcher) == expected
+assert texts() == expected_texts
+unpickled = pickle.loads(old)
+assert (unpickled.ratio(), unpickled.get_opcodes()) == (0.75, std_class(None, "abcd", "bcde").get_opcodes())
+if MODE == "install":
+    md.uninstall()
+    md.uninstall()
+    assert difflib.SequenceMatcher is std_class and difflib.get_close_matches is std_close
+    assert answers(difflib.SequenceMatcher) == expected
+print("ok", MODE)
+"""
+
+
+@pytest.mark.parametrize("mode", ["assign", "install", "reload"])
+def test_process_wide_replacement_cannot_recurse(mode: str) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-X", "dev", "-c", _PROCESS_WIDE_PROBE, mode],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert proc.stdout.strip() == f"ok {mode}"
+
+
+def test_install_is_what_the_docs_say() -> None:
+    """``install()`` changes exactly ``difflib.SequenceMatcher`` and ``difflib.get_close_matches``."""
+    before = dict(vars(difflib))
+    try:
+        md.install()
+        assert md.installed() is True
+        changed = {k for k in vars(difflib) if vars(difflib)[k] is not before.get(k)}
+        assert changed == ({"SequenceMatcher", "get_close_matches"} if FAST else set())
+    finally:
+        md.uninstall()
+    assert md.installed() is False
+    assert all(vars(difflib)[k] is v for k, v in before.items())

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from memdedup import _reference, tuning
 from memdedup.cli import main
-from memdedup.dedup import labels_match
+from memdedup.dedup import labels_match_ext as labels_match
 from memdedup.errors import InvalidInputError
 from memdedup.guards import Guards
 

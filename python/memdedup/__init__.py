@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from memdedup._backend import IMPLEMENTATION
 from memdedup._backend import impl as _impl
-from memdedup.dedup import labels_match, normalise_label
+from memdedup.dedup import labels_match_ext as labels_match
+from memdedup.dedup import normalise_label
 from memdedup.errors import BackendUnavailableError, InputTypeError, InvalidInputError, MemdedupError
 
 ratio = _impl.ratio

@@ -4,12 +4,20 @@ The match contract (a stored and an incoming label restate the same fact when, b
 difflib ratio with the stored label first is at least ``threshold``, or the shorter label has at least
 ``DEDUP_SUBSUME_MIN_CHARS`` characters and is a substring of the longer) is decided by the Rust core
 (:mod:`memdedup._core`) with bounds that can only skip work, never change an answer.
+
+The surface is symfonic-core 9.12.0's: ``labels_match(stored, incoming, *, threshold)`` (``threshold``
+keyword-only and required), ``normalise_label``, ``find_canonical_node``, ``materialise_scope_path``,
+``stored_scope_path``, ``SequenceMatcher`` (here :mod:`memdedup.difflib`'s), the ``DEDUP_*`` constants and
+``logger``. memdedup's own extensions (the defaults, ``min_chars``, the opt-in ``guards``) are on
+:func:`labels_match_ext`, which is also ``memdedup.labels_match``, and on ``find_canonical_node``'s
+keyword-only ``guards`` (off by default). :mod:`memdedup.integrations.symfonic` installs these functions
+into symfonic-core itself.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memdedup._backend import impl as _impl
 from memdedup._reference import (
@@ -18,30 +26,46 @@ from memdedup._reference import (
     DEDUP_SIMILARITY_THRESHOLD,
     DEDUP_SUBSUME_MIN_CHARS,
 )
-from memdedup._reference import find_canonical_node as _sequential_find_canonical_node
-from memdedup._reference import labels_match as _reference_labels_match
-from memdedup.guards import Guards, as_guards, guards_allow
-from memdedup.scope import stored_scope_path
+from memdedup.difflib import SequenceMatcher
+from memdedup.guards import as_guards, guards_allow
+from memdedup.scope import materialise_scope_path, stored_scope_path
+
+if TYPE_CHECKING:
+    from memdedup.guards import Guards
 
 __all__ = [
     "DEDUP_PREFIX_LEN",
     "DEDUP_QUERY_LIMIT",
     "DEDUP_SIMILARITY_THRESHOLD",
     "DEDUP_SUBSUME_MIN_CHARS",
+    "SequenceMatcher",
     "find_canonical_node",
     "labels_match",
+    "labels_match_ext",
+    "materialise_scope_path",
     "normalise_label",
     "stored_scope_path",
 ]
 
+#: Where a swallowed lookup failure is logged (at DEBUG). Installed into symfonic-core, the lookup logs
+#: on symfonic's own ``symfonic.memory.dedup`` logger instead (see :mod:`memdedup.integrations.symfonic`).
 logger = logging.getLogger("memdedup.dedup")
 
 normalise_label = _impl.normalise_label
 
 
-# One call into the backend (the core's labels_match takes the guards itself; the reference's mirrors it).
-labels_match = _impl.labels_match
-_labels_match = _reference_labels_match  # the plain form, which tests compare the backend's against
+# One call into the backend: the core's labels_match takes min_chars and the guards itself, and the
+# reference's mirrors it.
+labels_match_ext = _impl.labels_match
+
+
+def labels_match(stored: str, incoming: str, *, threshold: float) -> bool:
+    """The shared same-fact criterion: fuzzy ratio OR subsumption.
+
+    symfonic-core's signature exactly: ``threshold`` is keyword-only and required; no ``min_chars``, no
+    ``guards`` (those are :func:`labels_match_ext`'s).
+    """
+    return _impl.labels_match(stored, incoming, threshold=threshold)
 
 
 async def find_canonical_node(
@@ -60,16 +84,42 @@ async def find_canonical_node(
     ``graph.query_nodes(scope, layer=layer, label_prefix=label.strip()[:DEDUP_PREFIX_LEN])``; a candidate
     whose ``id`` equals ``requested_id`` is returned as is; otherwise the first candidate that matches
     and is owned by exactly ``scope`` (its stored ``scope_path``, or ``"tenant\\x1f" + tenant_id`` for a
-    legacy row, equals ``scope.scope_path``). Every error is swallowed and logged at DEBUG on
-    ``memdedup.dedup``: a dedup lookup failure must never break the write it guards.
+    legacy row, equals ``materialise_scope_path(scope)``). Every error is swallowed and logged at DEBUG on
+    :data:`logger`: a dedup lookup failure must never break the write it guards.
 
     The candidates' labels are decided in one call to the core. Nodes of an unexpected shape (a
-    ``label`` that cannot be read or turned into text) send the lookup down the sequential path, which
-    fails, or not, exactly where the seed's loop would.
+    ``label`` that cannot be read or turned into text) send the lookup down the seed's own loop, which
+    fails, or not, exactly where the seed's would.
 
-    ``guards`` (off by default, and then the lookup is exactly the seed's): a candidate must also pass
-    :func:`memdedup.guards.guards_allow` to be chosen; the requested-id short-circuit is unchanged.
+    ``guards`` (memdedup's extension, off by default, and then the lookup is exactly the seed's): a
+    candidate must also pass :func:`memdedup.guards.guards_allow` to be chosen; the requested-id
+    short-circuit is unchanged.
     """
+    return await _find_canonical_node(
+        graph,
+        scope,
+        layer=layer,
+        label=label,
+        threshold=threshold,
+        requested_id=requested_id,
+        guards=guards,
+        log=logger,
+    )
+
+
+async def _find_canonical_node(
+    graph: Any,
+    scope: Any,
+    *,
+    layer: Any,
+    label: str,
+    threshold: float,
+    requested_id: str | None,
+    guards: Guards | str | None,
+    log: logging.Logger,
+) -> Any:
+    """:func:`find_canonical_node`, logging a swallowed failure on ``log`` (the one body behind both
+    memdedup's function and the one installed into symfonic-core)."""
     guards = as_guards(guards) or None
     label = (label or "").strip()
     if not label or graph is None or not hasattr(graph, "query_nodes"):
@@ -82,28 +132,21 @@ async def find_canonical_node(
             for node in candidates:
                 if str(getattr(node, "id", "")) == str(requested_id):
                     return node
-        write_path = scope.scope_path
+        write_path = materialise_scope_path(scope)
         try:
             labels = [getattr(node, "label", "") or "" for node in candidates]
             matched = _impl.match_mask(label, labels, threshold=threshold)
         except Exception:
-            if guards is not None:
-                for node in candidates:  # the seed's loop, with the guards: fails where it would
-                    node_label = getattr(node, "label", "") or ""
-                    if labels_match(node_label, label, threshold=threshold, guards=guards) and (
-                        stored_scope_path(getattr(node, "properties", None), getattr(node, "tenant_id", ""))
-                        == write_path
-                    ):
-                        return node
-                return None
-            return await _sequential_find_canonical_node(
-                _FixedCandidates(candidates),
-                scope,
-                layer=layer,
-                label=label,
-                threshold=threshold,
-                requested_id=None,
-            )
+            # The seed's loop, label by label: it fails (or not) exactly where the seed's would.
+            for node in candidates:
+                node_label = getattr(node, "label", "") or ""
+                if not labels_match_ext(node_label, label, threshold=threshold, guards=guards):
+                    continue
+                owner = stored_scope_path(getattr(node, "properties", None), getattr(node, "tenant_id", ""))
+                if owner != write_path:
+                    continue
+                return node
+            return None
         for k, (node, is_match) in enumerate(zip(candidates, matched, strict=True)):
             if not is_match or (guards is not None and not guards_allow(labels[k], label, guards)):
                 continue
@@ -113,15 +156,5 @@ async def find_canonical_node(
                 continue
             return node
     except Exception:
-        logger.debug("dedup: lookup failed, skipping dedup", exc_info=True)
+        log.debug("dedup: lookup failed, skipping dedup", exc_info=True)
     return None
-
-
-class _FixedCandidates:
-    """A graph that answers with candidates already fetched, so the sequential path re-queries nothing."""
-
-    def __init__(self, candidates: list[Any]) -> None:
-        self._candidates = candidates
-
-    async def query_nodes(self, *_args: Any, **_kwargs: Any) -> list[Any]:
-        return self._candidates

@@ -58,7 +58,8 @@ from __future__ import annotations
 
 import difflib as _std
 import heapq
-from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
+import threading
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from difflib import (
     IS_CHARACTER_JUNK,
     IS_LINE_JUNK,
@@ -123,11 +124,40 @@ def _safe_element(x: object) -> bool:
     return False
 
 
-def _safe_keys(keys: Collection[object]) -> bool:
-    """``_safe_element`` for every distinct element, with one C-level pass in the common case."""
-    if set(map(type, keys)) <= _SAFE_SCALARS:
+def _safe_elements(seq: Iterable[object]) -> bool:
+    """``_safe_element`` for every element (not only the distinct ones: a dict folds an element into an
+    equal key whose ``==`` may be another's), with one C-level pass in the common case."""
+    if set(map(type, seq)) <= _SAFE_SCALARS:
         return True
-    return all(_safe_element(k) for k in keys)
+    return all(map(_safe_element, seq))
+
+
+def _standard_matcher() -> type[_std.SequenceMatcher]:
+    """The standard library's own ``SequenceMatcher`` class, even when ``difflib.SequenceMatcher`` has
+    been replaced (by :func:`install`, or by hand) before this module was (re)imported: the class that
+    defines ``__chain_b`` in module ``difflib``, found on the current binding's MRO."""
+    for cls in _std.SequenceMatcher.__mro__:
+        if cls.__module__ == "difflib" and "_SequenceMatcher__chain_b" in vars(cls):
+            return cls
+    raise ImportError("difflib.SequenceMatcher is not the standard library's class or a subclass of it")
+
+
+def _standard_function(name: str) -> Any:
+    """``difflib.<name>``, or the standard one :func:`install` replaced (kept across a reload)."""
+    current = getattr(_std, name)
+    if getattr(current, "__module__", None) == "difflib":
+        return current
+    return globals().get("_STANDARD", {}).get(name, current)
+
+
+#: The standard library's classes and functions as they were when this module was imported: the
+#: fallback calls these, never ``difflib.<name>`` at call time, so no process-wide replacement of
+#: ``difflib.SequenceMatcher`` (by :func:`install` or by hand) can make it call itself.
+_StdSequenceMatcher = _standard_matcher()
+_STANDARD: dict[str, Any] = {
+    "SequenceMatcher": _StdSequenceMatcher,
+    "get_close_matches": _standard_function("get_close_matches"),
+}
 
 
 try:
@@ -150,7 +180,7 @@ _UNSET: Any = object()
 _LAZY = ("_b2j", "_bjunk", "_bpopular", "_fullbcount")
 
 
-class _FastSequenceMatcher(_std.SequenceMatcher):
+class _FastSequenceMatcher(_StdSequenceMatcher):  # type: ignore[misc,valid-type]
     """difflib's ``SequenceMatcher`` with the matching done by the Rust core; a subclass of it, so
     ``isinstance(sm, difflib.SequenceMatcher)`` holds and every method not overridden is difflib's."""
 
@@ -189,7 +219,7 @@ class _FastSequenceMatcher(_std.SequenceMatcher):
                 codes = dict(zip(b, range(len(b)), strict=True))
             except TypeError:
                 codes = None
-            if codes is not None and _safe_keys(codes):
+            if codes is not None and _safe_elements(b):
                 isjunk = self.isjunk
                 junk = [codes[k] for k in codes if isjunk(k)] if isjunk else []
                 self._junk_codes = junk
@@ -200,7 +230,7 @@ class _FastSequenceMatcher(_std.SequenceMatcher):
                 )
                 self._mode = _IDS
                 return
-        _std.SequenceMatcher._SequenceMatcher__chain_b(self)  # type: ignore[attr-defined]
+        _StdSequenceMatcher._SequenceMatcher__chain_b(self)  # type: ignore[attr-defined]
 
     _SequenceMatcher__chain_b = _chain_b
 
@@ -274,7 +304,15 @@ class _FastSequenceMatcher(_std.SequenceMatcher):
 
     # ------------------------------------------------------------------ first sequence
     def _a_codes(self) -> Any:
-        """``a`` in the index's terms, or ``None`` when this call must run difflib's own code."""
+        """``a`` in the index's terms, or ``None`` when this call must run difflib's own code.
+
+        Elements of ``a`` that the index does not code itself (``a`` a ``str`` against a ``str`` ``b``,
+        or exact ``str``/``bytes`` lines against lines) are looked up with a dict, which is difflib's
+        ``b2j`` semantics but not its extension loops': those compare ``a[i] == b[j]`` directly. So such
+        an ``a`` must hold only elements whose ``==`` agrees with their hash (``_safe_element``), as
+        ``b`` must; otherwise (a ``str`` subclass with its own ``__eq__``/``__hash__``, an always-equal
+        object, a NaN, an unhashable) the call is difflib's.
+        """
         if self._acodes is not None:
             return self._acodes
         mode = self._mode
@@ -284,36 +322,30 @@ class _FastSequenceMatcher(_std.SequenceMatcher):
         kind = type(a)
         if kind not in _SEQUENCE_TYPES or len(a) >= _MAX_LEN:
             return None
-        if mode == _STR:
-            if kind is str:
-                return a
-            codes = self._str_codes_of(a)
-        elif mode == _ELEMS:
-            codes = self._index.encode(a)
-            if codes is None:
-                # a holds other kinds of elements: a dict over b's distinct elements looks them up
-                # as b2j would (ids in first-occurrence order, as the index assigned them).
+        if mode == _STR and kind is str:
+            return a
+        codes = self._index.encode(a) if mode == _ELEMS else None
+        if codes is None:
+            if not _safe_elements(a):
+                return None
+            if mode == _STR:
+                codes = self._str_codes_of(a)
+            else:
                 if self._codes is None:
+                    # lines against lines, a holding other kinds of elements: a dict over b's distinct
+                    # elements looks them up as b2j would (ids in first-occurrence order, as the index
+                    # assigned them).
                     elements = self._index.elements()
                     self._codes = dict(zip(elements, range(len(elements)), strict=True))
                     self._missing = len(elements)
-                try:
-                    codes = list(map(self._codes.get, a, repeat(self._missing)))
-                except TypeError:
-                    return None
-        else:
-            assert self._codes is not None
-            try:
                 codes = list(map(self._codes.get, a, repeat(self._missing)))
-            except TypeError:
-                return None
-        if codes is not None and kind in _IMMUTABLE_TYPES:
+        if kind in _IMMUTABLE_TYPES:
             self._acodes = codes
         return codes
 
-    def _str_codes_of(self, a: Any) -> str | None:
-        """A non-``str`` ``a`` against a ``str`` ``b``: each element as the equal character of ``b``, or a
-        character ``b`` does not hold."""
+    def _str_codes_of(self, a: Any) -> str:
+        """A non-``str`` ``a`` of safe elements against a ``str`` ``b``: each element as the equal
+        character of ``b``, or a character ``b`` does not hold."""
         chars = self._chars
         if chars is None:
             chars = {c: c for c in dict.fromkeys(self.b)}
@@ -322,10 +354,7 @@ class _FastSequenceMatcher(_std.SequenceMatcher):
                 absent += 1
             self._chars = chars
             self._missing = chr(absent)
-        try:
-            return "".join(map(chars.get, a, repeat(self._missing)))
-        except TypeError:
-            return None
+        return "".join(map(chars.get, a, repeat(self._missing)))
 
     def _fast(self) -> Any:
         """The codes of ``a`` when the core may answer for this matcher, else ``None``."""
@@ -432,6 +461,18 @@ class _FastSequenceMatcher(_std.SequenceMatcher):
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         state = dict(state)
+        if "_mode" not in state:
+            # A standard matcher's state: pickled where ``difflib.SequenceMatcher`` was the standard
+            # class, loaded where :func:`install` made it this one. Its index is difflib's own.
+            blocks = state.pop("matching_blocks", None)
+            for name in _LAZY:
+                if name[1:] in state:
+                    state[name] = state.pop(name[1:])
+            state.update(_mode=_STD, _index=None, _codes=None, _chars=None, _missing=None)
+            state.update(_junk_codes=[], _acodes=None)
+            self.__dict__.update(state)
+            self.matching_blocks = blocks
+            return
         for name in state.pop("_lazy", ()):
             state[name] = _UNSET
         self.__dict__.update(state)
@@ -549,8 +590,59 @@ _get_close_matches.__doc__ = _std.get_close_matches.__doc__
 
 
 if _SequenceIndex is None:
-    SequenceMatcher = _std.SequenceMatcher
-    get_close_matches = _std.get_close_matches
+    SequenceMatcher = _StdSequenceMatcher
+    get_close_matches = _STANDARD["get_close_matches"]
 else:
-    SequenceMatcher = _FastSequenceMatcher  # type: ignore[misc]
+    SequenceMatcher = _FastSequenceMatcher  # type: ignore[misc,assignment]
     get_close_matches = _get_close_matches  # type: ignore[assignment]
+
+
+# --------------------------------------------------------------------------------------------------
+# The process-wide replacement.
+# --------------------------------------------------------------------------------------------------
+_install_lock = threading.Lock()
+_installed = False
+#: The names :func:`install` rebinds in the standard :mod:`difflib` module.
+_REPLACED = ("SequenceMatcher", "get_close_matches")
+
+
+def install() -> None:
+    """Make the standard :mod:`difflib` module's ``SequenceMatcher`` and ``get_close_matches`` this
+    module's, for the whole process. Idempotent and thread-safe; :func:`uninstall` undoes it.
+
+    Exactly two attributes of the ``difflib`` module change. What then runs on the fast matcher: code
+    that reads ``difflib.SequenceMatcher`` or ``difflib.get_close_matches`` at call time, including
+    difflib's own ``Differ``, ``ndiff``, ``unified_diff``, ``context_diff`` and ``HtmlDiff`` (they
+    look ``SequenceMatcher`` up in their module), and every ``from difflib import SequenceMatcher`` run
+    after this call (function-local ones included). What does not: names bound by a ``from difflib
+    import ...`` that ran before (rebind those yourself, as :mod:`memdedup.integrations.symfonic` does
+    for symfonic-core), and matchers created before (``isinstance(old, difflib.SequenceMatcher)`` is
+    then False: they are instances of the standard class, which this one subclasses). Pickles of
+    standard matchers load as this class and give the same answers. Safe: this module's fallbacks
+    call the standard classes it captured when it was imported, never ``difflib.<name>``.
+
+    With the pure-Python backend (no compiled core) the two names are the standard ones already.
+    """
+    global _installed
+    with _install_lock:
+        _std.SequenceMatcher = SequenceMatcher  # type: ignore[misc,assignment]
+        _std.get_close_matches = get_close_matches
+        _installed = True
+
+
+def uninstall() -> None:
+    """Undo :func:`install`: the standard objects are bound again (a name someone else rebound since is
+    left alone). Idempotent and thread-safe."""
+    global _installed
+    with _install_lock:
+        ours = {"SequenceMatcher": SequenceMatcher, "get_close_matches": get_close_matches}
+        for name in _REPLACED:
+            if getattr(_std, name) is ours[name]:
+                setattr(_std, name, _STANDARD[name])
+        _installed = False
+
+
+def installed() -> bool:
+    """Whether :func:`install` is in effect (called, not undone, and ``difflib``'s names still ours)."""
+    with _install_lock:
+        return _installed and _std.SequenceMatcher is SequenceMatcher

@@ -222,7 +222,7 @@ def decide(
 ) -> bool:
     """Does ``incoming`` collapse into ``stored`` at write time: the gate, then ``labels_match`` with
     the guards."""
-    from memdedup.dedup import labels_match
+    from memdedup.dedup import labels_match_ext as labels_match
 
     if not gate_passes(stored, incoming, prefix, prefix_len):
         return False
