@@ -492,7 +492,8 @@ def clusters(
 
     Every collapsed label has the pair that put it in its cluster (``via``: the label it matched,
     earlier when there is one, else later) with that pair's reason and exact ratio; a canonical has
-    reason ``"new"``, no ``via`` and a NaN score. Defaults: ``threshold=0.85``, ``min_chars=16``.
+    reason ``"new"`` (``"empty"`` for a blank or missing label, which matches nothing), no ``via`` and
+    a NaN score. Defaults: ``threshold=0.85``, ``min_chars=16``.
     """
     if mode not in ("canonical", "components"):
         raise InvalidInputError(f"mode must be 'canonical' or 'components', not {mode!r}")
@@ -516,7 +517,8 @@ def clusters(
             for j, partner in _smallest_partners(pair_array, unlinked).items():
                 via[j] = partner
         collapsed = [(v, j) for j, v in enumerate(via) if v is not None]
-        reason = ["new"] * len(labels)
+        # An empty label (blank, or missing) matches nothing: "empty", as a replay says.
+        reason = ["empty" if not _text_of(label).strip() else "new" for label in labels]
         score = np.full(len(labels), np.nan)
         if collapsed:
             ordered = [(min(v, j), max(v, j)) for v, j in collapsed]  # the earlier label is the stored one
@@ -525,6 +527,11 @@ def clusters(
                 reason[j] = r or "unmatched"
                 score[j] = s
     return ClusterResult(np.asarray(canonical, dtype=np.int64), via, reason, score)
+
+
+def _text_of(label: Any) -> str:
+    """A label as the core reads it (``str(label or "")``) for the empty check."""
+    return label if type(label) is str else str(label or "")
 
 
 def _smallest_partners(pairs: np.ndarray, nodes: list[int]) -> dict[int, int]:

@@ -98,15 +98,6 @@ def _unit_interval(text: str) -> float:
     return value
 
 
-def _size_of(path: str) -> int | None:
-    if path == "-":
-        return None
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return None
-
-
 # ---------------------------------------------------------------------------------------------------
 # ingest
 # ---------------------------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from memdedup.errors import InvalidInputError
 __all__ = [
     "STDIN",
     "display_name",
+    "input_size",
     "is_parquet",
     "open_binary",
     "read_bytes",
@@ -48,6 +49,16 @@ def display_name(path: str | os.PathLike[str]) -> str:
     """How an input is named in messages: the path as given, ``<stdin>`` for ``-``."""
     name = os.fspath(path)
     return "<stdin>" if name == STDIN else name
+
+
+def input_size(path: str | os.PathLike[str]) -> int | None:
+    """The input's size in bytes on disk (compressed for gzip), or None (stdin, or not a file)."""
+    if os.fspath(path) == STDIN:
+        return None
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return None
 
 
 def _cannot_read(path: str | os.PathLike[str], exc: OSError) -> InvalidInputError:

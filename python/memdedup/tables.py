@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from memdedup.errors import InvalidInputError
-from memdedup.inputs import STDIN, decode_utf8, display_name, is_parquet, read_bytes, split_lines
+from memdedup.inputs import STDIN, decode_utf8, display_name, input_size, is_parquet, read_bytes, split_lines
 from memdedup.missing import label_text
 from memdedup.progress import Progress
 
@@ -201,7 +201,7 @@ def read_columns(
     progress = progress if progress is not None else Progress()
     kind = input_format(path, fmt)
     name = display_name(path)
-    with progress.bar("read", _size(path), unit="B", unit_scale=True) as advance:
+    with progress.bar("read", input_size(path), unit="B", unit_scale=True) as advance:
         data = read_bytes(path, progress=advance)
     if kind == "parquet":
         return _read_parquet(data, name, label_column, others)
@@ -214,15 +214,6 @@ def read_columns(
     if kind == "csv":
         return _read_csv(text, name, label_column, others, progress)
     return _read_jsonl(text, name, label_column, others, progress)
-
-
-def _size(path: str | os.PathLike[str]) -> int | None:
-    if os.fspath(path) == STDIN:
-        return None
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return None
 
 
 def _read_csv(
