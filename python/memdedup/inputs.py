@@ -115,7 +115,10 @@ def read_bytes(path: str | os.PathLike[str], *, progress: Callable[[int], None] 
     chunks = []
     with open_binary(path) as stream:
         underlying = getattr(stream, "fileobj", None)
-        position = underlying.tell() if underlying is not None else 0
+        try:
+            position = underlying.tell() if underlying is not None else 0
+        except OSError:  # a pipe: count the decompressed bytes instead
+            underlying, position = None, 0
         while True:
             try:
                 chunk = stream.read(_CHUNK)
