@@ -73,19 +73,29 @@ class Result:
         return self
 
 
+def _terminal() -> tuple[int, int]:
+    """A pseudo-terminal of 24 rows and 100 columns (a real terminal always has a size)."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 100, 0, 0))
+    return leader, follower
+
+
 def run_in_terminal(*argv: str, cwd: Path | None = None, stdout_tty: bool = True) -> Result:
     """``memdedup ARGV...`` with stderr (and stdout unless ``stdout_tty`` is False) on a pseudo-terminal,
     as in an interactive shell; the terminal's output comes back as ``err``."""
-    import pty
-
-    leader, follower = pty.openpty()
+    leader, follower = _terminal()
     try:
         child = subprocess.Popen(
             [*command(), *map(str, argv)],
             stdin=subprocess.DEVNULL,
             stdout=follower if stdout_tty else subprocess.PIPE,
             stderr=follower,
-            env=env(TERM="xterm", COLUMNS="100"),
+            env=env(TERM="xterm"),
             cwd=cwd,
         )
         os.close(follower)
@@ -106,21 +116,27 @@ def run_in_terminal(*argv: str, cwd: Path | None = None, stdout_tty: bool = True
 
 
 def interrupt_when(
-    argv: list[str], ready: str, *, cwd: Path | None = None, pause: float = 0.5, timeout: float = 600
+    argv: list[str],
+    ready: str,
+    *,
+    cwd: Path | None = None,
+    pause: float = 0.5,
+    timeout: float = 600,
+    after_signal: float = 60,
 ) -> tuple[Result, float]:
     """Start ``memdedup ARGV...`` on a pseudo-terminal (so it shows its phases), send SIGINT once
     ``ready`` appears on the terminal (and ``pause`` seconds later), and return the result with the
-    seconds from the signal to the exit."""
-    import pty
+    seconds from the signal to the exit. A child still running ``after_signal`` seconds after the signal
+    is killed (its status is then -9)."""
     import select
 
-    leader, follower = pty.openpty()
+    leader, follower = _terminal()
     child = subprocess.Popen(
         [*command(), *map(str, argv)],
         stdin=subprocess.DEVNULL,
         stdout=follower,
         stderr=follower,
-        env=env(TERM="xterm", COLUMNS="100"),
+        env=env(TERM="xterm"),
         cwd=cwd,
     )
     os.close(follower)
@@ -142,9 +158,14 @@ def interrupt_when(
                 time.sleep(pause)
                 child.send_signal(signal.SIGINT)
                 sent_at = time.monotonic()
+                deadline = min(deadline, sent_at + after_signal)
             if child.poll() is not None and not readable:
                 break
-        child.wait(timeout=max(1.0, deadline - time.monotonic()))
+        try:
+            child.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
         stopped = time.monotonic()
     finally:
         if child.poll() is None:

@@ -54,7 +54,8 @@ class Progress:
             unit_divisor=1024 if unit == "B" else 1000,
             leave=False,
             file=self.file,
-            dynamic_ncols=True,
+            ncols=_columns(),
+            nrows=_rows(),
             mininterval=0.2,
         ) as bar:
             yield bar.update
@@ -73,6 +74,8 @@ class Progress:
             bar_format="{desc}: {elapsed} (one call into the core; no finer progress)",
             leave=False,
             file=self.file,
+            ncols=_columns(),
+            nrows=_rows(),
         )
         stop = threading.Event()
 
@@ -103,6 +106,20 @@ def _tqdm() -> Any:
     except ImportError:
         return None
     return tqdm
+
+
+def _columns() -> int:
+    """The terminal's width; 80 when it reports none (a terminal of size 0 would get no bar at all)."""
+    import shutil
+
+    return shutil.get_terminal_size(fallback=(80, 24)).columns
+
+
+def _rows() -> int:
+    """The terminal's height; 24 when it reports none (tqdm hides every bar on a terminal of height 0)."""
+    import shutil
+
+    return shutil.get_terminal_size(fallback=(80, 24)).lines
 
 
 def _isatty(stream: Any) -> bool:
