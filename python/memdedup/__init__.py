@@ -9,6 +9,7 @@ from __future__ import annotations
 from memdedup._backend import IMPLEMENTATION
 from memdedup._backend import impl as _impl
 from memdedup.dedup import labels_match, normalise_label
+from memdedup.batch import match_reason
 from memdedup.errors import BackendUnavailableError, InputTypeError, InvalidInputError, MemdedupError
 
 ratio = _impl.ratio
@@ -25,6 +26,7 @@ __all__ = [
     "InvalidInputError",
     "MemdedupError",
     "labels_match",
+    "match_reason",
     "matching_blocks",
     "normalise_label",
     "quick_ratio",

@@ -200,13 +200,20 @@ def _core_takes(function: Any, parameter: str) -> bool:
 
 
 def _choices(choices: Any) -> tuple[list[Hashable], list[Any]]:
-    """``(keys, values)``: a mapping's keys, a pandas Series's index, else the positions."""
+    """``(keys, values)`` of the choices that are not missing: a mapping's keys, a pandas Series's index,
+    else the positions (missing choices are skipped, as rapidfuzz skips them)."""
     if isinstance(choices, Mapping):
-        return list(choices.keys()), list(choices.values())
-    if type(choices).__module__.startswith("pandas") and hasattr(choices, "index") and hasattr(choices, "isna"):
-        return list(choices.index), as_labels(choices)
-    values = list(choices)
-    return list(range(len(values))), values
+        keys, values = list(choices.keys()), list(choices.values())
+    elif type(choices).__module__.startswith("pandas") and hasattr(choices, "index"):
+        keys, values = list(choices.index), list(choices)
+    else:
+        values = list(choices)
+        keys = list(range(len(values)))
+    _, missing = labels_and_mask(values)
+    if missing is None:
+        return keys, values
+    present = np.flatnonzero(~missing).tolist()
+    return [keys[k] for k in present], [values[k] for k in present]
 
 
 def cdist(
@@ -264,9 +271,6 @@ def extract(
     keys, values = _choices(choices)
     if is_missing(query) or limit == 0:
         return []
-    present = [k for k, v in enumerate(values) if not is_missing(v)]
-    if len(present) != len(values):
-        keys, values = [keys[k] for k in present], [values[k] for k in present]
     scores = cdist([query], values, score_cutoff=cutoff, normalise=normalise, workers=workers)[0]
     kept = np.arange(len(values)) if cutoff == 0.0 else np.flatnonzero(scores >= cutoff)
     order = kept[np.argsort(-scores[kept], kind="stable")]

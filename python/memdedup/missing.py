@@ -43,21 +43,25 @@ def as_labels(labels: Iterable[Any]) -> list[Any]:
     """``labels`` as a list for the core, with every missing value replaced by ``""``.
 
     A pandas Series or Index and a numpy array are masked at once (``pandas.isna``, or ``numpy.isnan``
-    on a float array); a list of plain ``str`` goes as it is (one pass over the item types, no copy);
-    other lists are copied with their missing values replaced. Values that are not missing are left
-    for the core to read (it takes a ``str``, or calls ``str()`` as ``labels_match`` does)."""
-    return labels_and_mask(labels)[0]
+    on a float array); a list goes as it is when no item can be a float NaN or a pandas missing value
+    (one pass over the item types, no copy: the core reads ``None`` as ``""`` itself); other lists are
+    copied with their missing values replaced. Values that are not missing are left for the core to read
+    (it takes a ``str``, or calls ``str()`` as ``labels_match`` does)."""
+    if isinstance(labels, np.ndarray) or _is_pandas(labels):
+        return _masked(labels)[0]
+    values = labels if isinstance(labels, list) else list(labels)
+    if not _may_hold_missing(set(map(type, values)), none=False):
+        return values
+    return ["" if is_missing(v) else v for v in values]
 
 
 def labels_and_mask(labels: Iterable[Any]) -> tuple[list[Any], np.ndarray | None]:
-    """:func:`as_labels`, and the bool mask of the missing values (None when there is none)."""
+    """:func:`as_labels` with ``None`` replaced too (for functions that take ``str`` only), and the bool
+    mask of the missing values (None when there is none)."""
     if isinstance(labels, np.ndarray) or _is_pandas(labels):
         return _masked(labels)
     values = labels if isinstance(labels, list) else list(labels)
-    types = set(map(type, values))
-    if types <= {str}:
-        return values, None
-    if not types & _MAYBE_MISSING_TYPES and not any(t.__name__ in _PANDAS_MISSING for t in types):
+    if not _may_hold_missing(set(map(type, values)), none=True):
         return values, None
     mask = np.fromiter((is_missing(v) for v in values), dtype=bool, count=len(values))
     if not mask.any():
@@ -65,8 +69,14 @@ def labels_and_mask(labels: Iterable[Any]) -> tuple[list[Any], np.ndarray | None
     return ["" if m else v for v, m in zip(values, mask.tolist(), strict=True)], mask
 
 
-# None is not among them: the core reads None as "" already (``str(s or "")``), so a list whose only
-# non-str items are None goes as it is, uncopied.
+def _may_hold_missing(types: set[type], *, none: bool) -> bool:
+    if types <= {str}:
+        return False
+    if none and type(None) in types:
+        return True
+    return bool(types & _MAYBE_MISSING_TYPES) or any(t.__name__ in _PANDAS_MISSING for t in types)
+
+
 _MAYBE_MISSING_TYPES = frozenset({float, np.float64, np.float32, np.float16})
 
 
