@@ -370,10 +370,15 @@ def test_match_reason_is_public_and_typed() -> None:
     import memdedup
 
     assert memdedup.match_reason is batch.match_reason
-    assert memdedup.match_reason("Prefers dark mode", "prefers dark mode in every editor") == ("containment", 0.68)
+    assert memdedup.match_reason("Prefers dark mode", "prefers dark mode in every editor") == (
+        "containment",
+        0.68,
+    )
     assert memdedup.match_reason("Uses pytest and ruff", "uses pytest and ruff.") == ("ratio", 1.0)
     assert memdedup.match_reason("Lives in Paris", "Works in Rome") is None
-    assert memdedup.match_reason("Prefers dark mode", "prefers dark mode in every editor", min_chars=40) is None
+    assert (
+        memdedup.match_reason("Prefers dark mode", "prefers dark mode in every editor", min_chars=40) is None
+    )
     assert "threshold: 'float' = 0.85" in str(__import__("inspect").signature(memdedup.match_reason))
     with pytest.raises(InvalidInputError, match="min_chars must be 0 or more"):
         memdedup.match_reason("a", "b", min_chars=-1)
@@ -420,7 +425,9 @@ def test_negative_and_nan_cutoffs_are_refused(cutoff: float) -> None:
 
 def test_workers_and_limit_are_validated_as_rapidfuzz_takes_them() -> None:
     for workers in (-1, 1, 2, 64):
-        assert batch.cdist(["abc"], ["abd"], workers=workers).tolist() == batch.cdist(["abc"], ["abd"]).tolist()
+        assert (
+            batch.cdist(["abc"], ["abd"], workers=workers).tolist() == batch.cdist(["abc"], ["abd"]).tolist()
+        )
         assert batch.extract("abc", ["abd"], workers=workers)[0][2] == 0
     for workers in (0, -2):
         with pytest.raises(InvalidInputError, match="workers must be -1"):
@@ -441,8 +448,18 @@ def test_cdist_rows_and_columns_of_missing_values_are_zero() -> None:
 def test_public_functions_show_their_real_defaults() -> None:
     import inspect
 
-    for function in (batch.replay, batch.join, batch.clusters, batch.match_pairs, batch.match_first, batch.extract,
-                     batch.extractOne, batch.cdist, batch.match_reason, batch.dedup_table):
+    for function in (
+        batch.replay,
+        batch.join,
+        batch.clusters,
+        batch.match_pairs,
+        batch.match_first,
+        batch.extract,
+        batch.extractOne,
+        batch.cdist,
+        batch.match_reason,
+        batch.dedup_table,
+    ):
         assert function.__doc__, function
         signature = str(inspect.signature(function))
         assert "Ellipsis" not in signature and "..." not in signature, signature

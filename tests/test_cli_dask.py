@@ -59,7 +59,9 @@ TYPED = [
 
 
 @pytest.mark.parametrize("mode", ["replay", "join"])
-def test_typed_scopes_and_layers_partition_alike_in_both_engines(tmp_path: Path, scheduler: str, mode: str) -> None:
+def test_typed_scopes_and_layers_partition_alike_in_both_engines(
+    tmp_path: Path, scheduler: str, mode: str
+) -> None:
     data = tmp_path / "typed.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in TYPED), encoding="utf-8")
     local, remote = _both(tmp_path, data, scheduler, "--mode", mode)
@@ -101,7 +103,9 @@ def test_a_malformed_jsonl_line_is_named(tmp_path: Path, scheduler: str) -> None
 def test_an_unreachable_scheduler_is_one_line(tmp_path: Path) -> None:
     data = tmp_path / "labels.txt"
     data.write_text("a\nb\n", encoding="utf-8")
-    done = run("dedup", data, "--engine", "dask", "--scheduler", "tcp://127.0.0.1:1", "--scheduler-timeout", "2")
+    done = run(
+        "dedup", data, "--engine", "dask", "--scheduler", "tcp://127.0.0.1:1", "--scheduler-timeout", "2"
+    )
     done.fails()
     assert "could not connect" in done.err and "tcp://127.0.0.1:1" in done.err, done
     assert "tried for " in done.err and "--scheduler-timeout 2" in done.err

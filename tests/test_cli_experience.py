@@ -63,7 +63,9 @@ def test_dedup_json_summary_has_the_input_and_every_parameter(tmp_path: Path) ->
         "out": None,
     }.items():
         assert params[key] == value, (key, params)
-    assert summary["examples"] and {"label", "canonical_label", "reason", "score"} <= set(summary["examples"][0])
+    assert summary["examples"] and {"label", "canonical_label", "reason", "score"} <= set(
+        summary["examples"][0]
+    )
 
 
 def test_ingest_summary_is_short_for_a_big_file(tmp_path: Path) -> None:
@@ -71,8 +73,13 @@ def test_ingest_summary_is_short_for_a_big_file(tmp_path: Path) -> None:
     with path.open("w", encoding="utf-8") as out:
         for n in range(1, 1001):
             ops = [
-                {"action": "upsert_node", "layer": "semantic", "label": f"Fact number {n} about the user",
-                 "properties": {"memory_category": "fact", "subject": "user"}, "importance": 6},
+                {
+                    "action": "upsert_node",
+                    "layer": "semantic",
+                    "label": f"Fact number {n} about the user",
+                    "properties": {"memory_category": "fact", "subject": "user"},
+                    "importance": 6,
+                },
             ]
             row = {
                 "scope": {"org": "acme", "user": "dana"},

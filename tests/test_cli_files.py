@@ -23,7 +23,9 @@ LABELS = [
     "Lives in Zürich",
 ]
 TEXT = "".join(label + "\n" for label in LABELS)
-ROWS = [{"label": label, "scope": "a" if k < 3 else "b", "layer": "semantic"} for k, label in enumerate(LABELS)]
+ROWS = [
+    {"label": label, "scope": "a" if k < 3 else "b", "layer": "semantic"} for k, label in enumerate(LABELS)
+]
 JSONL = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in ROWS)
 EXPECTED_CANONICAL = [0, 0, 0, 3, 3, 5]
 
@@ -124,7 +126,7 @@ def test_typed_scopes_are_kept_in_jsonl_output(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", ["out.txt", "out.json", "out", "out.parquet.gz", "out.xlsx"])
 def test_unknown_output_extension_is_refused_before_any_work(tmp_path: Path, name: str) -> None:
     done = run("dedup", "-", "--out", tmp_path / name, input=TEXT).fails()
-    assert ".jsonl" in done.err and ".csv" in done.err and ".parquet" in done.err or "Parquet" in done.err
+    assert (".jsonl" in done.err and ".csv" in done.err and ".parquet" in done.err) or "Parquet" in done.err
     assert list(tmp_path.iterdir()) == []
 
 
@@ -150,7 +152,8 @@ def test_a_truncated_gzip_is_a_clear_error(tmp_path: Path, command: str) -> None
     payload = EXAMPLE.read_bytes() if command != "dedup" else (TEXT * 200).encode()
     if command == "tune":
         payload = b"".join(
-            json.dumps({"stored": f"label {k}", "incoming": f"label {k}!", "same_fact": True}).encode() + b"\n"
+            json.dumps({"stored": f"label {k}", "incoming": f"label {k}!", "same_fact": True}).encode()
+            + b"\n"
             for k in range(2000)
         )
     packed = gzip.compress(payload)
@@ -164,7 +167,10 @@ def test_a_truncated_gzip_is_a_clear_error(tmp_path: Path, command: str) -> None
 
 def test_a_csv_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
     path = tmp_path / "excel.csv"
-    path.write_bytes(b"\xef\xbb\xbf" + ("label,scope\r\n" + "".join(f"{r['label']},{r['scope']}\r\n" for r in ROWS)).encode())
+    path.write_bytes(
+        b"\xef\xbb\xbf"
+        + ("label,scope\r\n" + "".join(f"{r['label']},{r['scope']}\r\n" for r in ROWS)).encode()
+    )
     rows = jsonl_rows(run("dedup", path, "--out", "-").ok().out)
     assert [r["label"] for r in rows] == LABELS
     assert [r["scope"] for r in rows] == [r["scope"] for r in ROWS]

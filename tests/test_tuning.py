@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-import sys
 import json
+import sys
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pytest
-from memdedup import _reference, tuning
+from memdedup import (
+    _reference,
+    labels_match,  # the extended matcher, with defaults
+    tuning,
+)
 from memdedup.cli import main
-from memdedup import labels_match  # the extended matcher (defaults; memdedup.dedup.labels_match is the drop-in)
 from memdedup.errors import InvalidInputError
 from memdedup.guards import Guards
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from memdedup._backend import IMPLEMENTATION
 from memdedup._backend import impl as _impl
-from memdedup.dedup import labels_match, normalise_label
 from memdedup.batch import match_reason
+from memdedup.dedup import labels_match, normalise_label
 from memdedup.errors import BackendUnavailableError, InputTypeError, InvalidInputError, MemdedupError
 
 ratio = _impl.ratio

@@ -50,9 +50,9 @@ from memdedup.tables import MISSING, JSONValue, LabelTable, read_label_table
 _NO_PROGRESS = Progress()
 
 __all__ = [
+    "MISSING",
     "ClusterResult",
     "DedupRun",
-    "MISSING",
     "JSONValue",
     "LabelTable",
     "ReplayResult",
@@ -129,7 +129,8 @@ def match_first(
     min_chars = check_min_chars(min_chars)
     if is_missing(incoming):
         return None
-    return _impl.match_first(incoming, as_labels(candidates), threshold=threshold, min_chars=min_chars)
+    found = _impl.match_first(incoming, as_labels(candidates), threshold=threshold, min_chars=min_chars)
+    return None if found is None else int(found)
 
 
 def match_pairs(
@@ -153,7 +154,9 @@ def match_pairs(
         raise InvalidInputError(f"stored has {len(stored)} labels but incoming has {len(incoming)}")
     # Lists of str go as they are: copying one touches every str (a cache miss each in a large batch),
     # as many times again as the decisions' own reading of them.
-    decided = _impl.match_pairs(as_labels(stored), as_labels(incoming), threshold=threshold, min_chars=min_chars)
+    decided = _impl.match_pairs(
+        as_labels(stored), as_labels(incoming), threshold=threshold, min_chars=min_chars
+    )
     if isinstance(decided, bytes):  # the Rust core: one 0/1 byte per pair
         return np.frombuffer(decided, dtype=bool).copy()
     return np.asarray(decided, dtype=bool)
@@ -279,7 +282,7 @@ def extract(
     return [(values[k], float(scores[k]), keys[k]) for k in order.tolist()]
 
 
-def extractOne(  # noqa: N802 - rapidfuzz's name
+def extractOne(
     query: Any,
     choices: Sequence[Any] | Mapping[Hashable, Any],
     *,
@@ -306,7 +309,8 @@ class ReplayResult:
 
     @property
     def collapsed(self) -> np.ndarray:
-        return self.canonical != np.arange(len(self.canonical))
+        """Per label, whether it collapsed into an earlier one."""
+        return np.asarray(self.canonical != np.arange(len(self.canonical)), dtype=bool)
 
 
 def _partition_key(value: Any, name: str) -> Any:
@@ -450,7 +454,9 @@ def join(
             # The core answers with native-endian u32 pairs as bytes (no object per pair); the reference
             # with a list of pairs.
             raw = _impl.join(sub, threshold=threshold, min_chars=min_chars)
-            found = np.frombuffer(raw, dtype=np.uint32) if isinstance(raw, bytes) else np.asarray(raw, np.uint32)
+            found = (
+                np.frombuffer(raw, dtype=np.uint32) if isinstance(raw, bytes) else np.asarray(raw, np.uint32)
+            )
             found = found.reshape(-1, 2).astype(np.int64)
             found_arrays.append(np.asarray(members, dtype=np.int64)[found] if len(groups) > 1 else found)
             if advance is not None:
@@ -551,8 +557,6 @@ def _smallest_partners(pairs: np.ndarray, nodes: list[int]) -> dict[int, int]:
     return dict(zip(ends[first].tolist(), partners[first].tolist(), strict=True))
 
 
-
-
 # ---------------------------------------------------------------------------------------------------
 # A whole table: what `memdedup dedup` runs
 # ---------------------------------------------------------------------------------------------------
@@ -598,7 +602,8 @@ class DedupRun:
         return tuple(
             c
             for c in OUTPUT_COLUMNS
-            if (c != "scope" or self.table.scopes is not None) and (c != "layer" or self.table.layers is not None)
+            if (c != "scope" or self.table.scopes is not None)
+            and (c != "layer" or self.table.layers is not None)
         )
 
     def examples(self, count: int = 5) -> list[dict[str, Any]]:
@@ -702,7 +707,12 @@ def dedup_table(
             # (scope, layer) pairs: tuples, so no separator can make two partitions collide.
             scopes = list(zip(scopes or [None] * len(table.labels), table.layers, strict=True))
         c = clusters(
-            table.labels, mode=cluster, threshold=threshold, min_chars=min_chars, scopes=scopes, progress=shown
+            table.labels,
+            mode=cluster,
+            threshold=threshold,
+            min_chars=min_chars,
+            scopes=scopes,
+            progress=shown,
         )
         canonical, reason, score = c.canonical, c.reason, c.score
     else:

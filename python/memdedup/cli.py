@@ -123,16 +123,22 @@ def _add_ingest_parser(subparsers: Any) -> None:
         formatter_class=_Help,
     )
     parser.add_argument(
-        "turns", metavar="TURNS.jsonl", help="the turns to ingest, one JSON object per line (.gz read; - stdin)"
+        "turns",
+        metavar="TURNS.jsonl",
+        help="the turns to ingest, one JSON object per line (.gz read; - stdin)",
     )
-    parser.add_argument("--db", required=True, metavar="PATH", help="the SQLite database (created if missing)")
+    parser.add_argument(
+        "--db", required=True, metavar="PATH", help="the SQLite database (created if missing)"
+    )
     parser.add_argument(
         "--threshold",
         type=_unit_interval,
         default=0.85,
         help="the dedup ratio threshold (containment applies at any threshold)",
     )
-    parser.add_argument("--min-importance", type=float, default=3.0, help="ops below this importance are dropped")
+    parser.add_argument(
+        "--min-importance", type=float, default=3.0, help="ops below this importance are dropped"
+    )
     parser.add_argument("--max-records", type=int, default=50, help="memories minted per turn at most")
     parser.add_argument("--pii", action="store_true", help="also redact e-mail addresses and phone numbers")
     output = parser.add_mutually_exclusive_group()
@@ -256,7 +262,7 @@ def print_ingest_summary(report: Any, out: TextIO, *, detail: bool = True) -> No
 def _print_ingest_detail(report: Any, out: TextIO, readable_scope_path: Callable[[str], str]) -> None:
     if report.written:
         out.write(f"\nWritten ({len(report.written)})\n")
-        rows = [
+        rows: list[tuple[Any, ...]] = [
             (
                 r.line,
                 readable_scope_path(r.scope_path),
@@ -334,7 +340,9 @@ def _add_dedup_parser(subparsers: Any) -> None:
         epilog=_DEDUP_EXAMPLES,
         formatter_class=_Help,
     )
-    parser.add_argument("input", metavar="INPUT", help="labels: .txt, .jsonl, .csv (optionally .gz) or .parquet; - stdin")
+    parser.add_argument(
+        "input", metavar="INPUT", help="labels: .txt, .jsonl, .csv (optionally .gz) or .parquet; - stdin"
+    )
     parser.add_argument(
         "--input-format",
         choices=INPUT_FORMATS,
@@ -342,7 +350,9 @@ def _add_dedup_parser(subparsers: Any) -> None:
     )
     parser.add_argument("--mode", choices=("replay", "join"), default="replay", help="see above")
     parser.add_argument("--threshold", type=_unit_interval, default=0.85, help="ratio threshold")
-    parser.add_argument("--min-chars", type=_min_chars, default=16, help="containment minimum length (0 or more)")
+    parser.add_argument(
+        "--min-chars", type=_min_chars, default=16, help="containment minimum length (0 or more)"
+    )
     parser.add_argument(
         "--prefix",
         choices=("raw", "normalised"),
@@ -364,7 +374,9 @@ def _add_dedup_parser(subparsers: Any) -> None:
         help="write one row per label (index, label, scope, layer, canonical, canonical_label, reason, "
         "score): .jsonl, .csv (optionally .gz) or .parquet by extension; - for stdout (JSON lines)",
     )
-    parser.add_argument("--output-format", choices=OUTPUT_FORMATS, help="--out's format (default: by extension)")
+    parser.add_argument(
+        "--output-format", choices=OUTPUT_FORMATS, help="--out's format (default: by extension)"
+    )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     _add_quiet(parser)
     parser.add_argument(
@@ -449,7 +461,12 @@ def _run_dedup(args: argparse.Namespace) -> int:
         )
     if args.out is not None:
         write_records(
-            args.out, run.records(), run.columns(), fmt=out_format, total=len(run.table.labels), progress=progress
+            args.out,
+            run.records(),
+            run.columns(),
+            fmt=out_format,
+            total=len(run.table.labels),
+            progress=progress,
         )
     summary = run.summary()
     summary["parameters"] = _dedup_parameters(args, summary["parameters"], out_format)
@@ -464,7 +481,9 @@ def _run_dedup(args: argparse.Namespace) -> int:
     return 0
 
 
-def _dedup_parameters(args: argparse.Namespace, used: dict[str, Any], out_format: str | None) -> dict[str, Any]:
+def _dedup_parameters(
+    args: argparse.Namespace, used: dict[str, Any], out_format: str | None
+) -> dict[str, Any]:
     """Every parameter of the run, as given or defaulted (the ``--json`` summary's ``parameters``)."""
     return {
         **used,
@@ -491,9 +510,7 @@ def _print_dedup_summary(summary: dict[str, Any], args: argparse.Namespace, out:
         f" in {summary['seconds']:.2f} s\n"
         f"  by reason: {_counter_line(summary['by_reason']) or 'none'}\n"
     )
-    partitions = [
-        f"{summary[k]} {k}" for k in ("scopes", "layers") if summary.get(k) is not None
-    ]
+    partitions = [f"{summary[k]} {k}" for k in ("scopes", "layers") if summary.get(k) is not None]
     if partitions:
         out.write(f"  partitions: {', '.join(partitions)} (nothing collapses across them)\n")
     if summary["examples"]:
@@ -508,7 +525,9 @@ def _print_dedup_summary(summary: dict[str, Any], args: argparse.Namespace, out:
             )
             for e in summary["examples"]
         ]
-        out.write(_table(("row", "label", "into", "canonical label", "why"), rows, right=frozenset({0, 2})) + "\n")
+        out.write(
+            _table(("row", "label", "into", "canonical label", "why"), rows, right=frozenset({0, 2})) + "\n"
+        )
     if args.out is not None and args.out != "-":
         out.write(f"\nwrote {args.out} ({summary['labels']} rows, {params['output_format']})\n")
 
@@ -589,7 +608,9 @@ def _add_tune_parser(subparsers: Any) -> None:
         help="A:B:STEP, inclusive, or comma-separated values",
     )
     parser.add_argument("--threshold", type=_unit_interval, default=0.85, help="the threshold detailed")
-    parser.add_argument("--min-chars", type=_min_chars, default=16, help="containment minimum length (0 or more)")
+    parser.add_argument(
+        "--min-chars", type=_min_chars, default=16, help="containment minimum length (0 or more)"
+    )
     parser.add_argument(
         "--prefix",
         choices=("raw", "normalised", "none"),
@@ -628,7 +649,9 @@ def _run_tune(args: argparse.Namespace) -> int:
         )
     if args.plot:
         with progress.spinner("plot"):
-            plot_sweep(report.sweep, args.plot, threshold=args.threshold, title=f"memdedup tune: {report.source}")
+            plot_sweep(
+                report.sweep, args.plot, threshold=args.threshold, title=f"memdedup tune: {report.source}"
+            )
     if args.json:
         out = report.to_dict()
         if args.plot:

@@ -42,6 +42,7 @@ from memdedup.progress import Progress
 try:
     import dask
     import dask.bag as db
+    import dask.base
     import dask.dataframe as dd
     import pandas as pd
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
@@ -160,9 +161,9 @@ def _read_input(
     if order and kind in ("csv", "jsonl", "text"):
         # Text to integers; a blank or non-numeric value becomes missing, which dedup() counts and refuses.
         frame = frame.assign(**{order: dd.to_numeric(frame[order], errors="coerce").astype("Int64")})
-    for name in (scope, layer):
-        if name is not None and name not in frame.columns:
-            frame = frame.assign(**{name: tables.MISSING})
+    for column in (scope, layer):
+        if column is not None and column not in frame.columns:
+            frame = frame.assign(**{column: tables.MISSING})
     return frame[wanted]
 
 
@@ -276,7 +277,7 @@ def _survey(frame: dd.DataFrame, keys: tuple[str, ...], order: str | None, typed
         todo[f"missing:{order}"] = frame[order].isna().sum()
     if keys:
         todo["largest"] = frame.groupby(_KEY).size().nlargest(1)
-    return dict(zip(todo, dask.compute(*todo.values()), strict=True))
+    return dict(zip(todo, dask.base.compute(*todo.values()), strict=True))
 
 
 def _add_row_id(frame: dd.DataFrame, order: str | None) -> dd.DataFrame:

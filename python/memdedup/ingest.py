@@ -150,7 +150,9 @@ def _turn_lines(
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            yield LineProblem(number, "invalid_utf8: " + utf8_error(name, raw, exc, first_line=number, base=base))
+            yield LineProblem(
+                number, "invalid_utf8: " + utf8_error(name, raw, exc, first_line=number, base=base)
+            )
             continue
         try:
             value = json.loads(text)

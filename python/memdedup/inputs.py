@@ -21,19 +21,19 @@ import sys
 import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import BinaryIO
+from typing import Any, BinaryIO, cast
 
 from memdedup.errors import InvalidInputError
 
 __all__ = [
     "STDIN",
+    "decode_utf8",
     "display_name",
     "input_size",
     "is_parquet",
     "open_binary",
     "read_bytes",
     "read_text",
-    "decode_utf8",
     "split_lines",
     "utf8_error",
 ]
@@ -87,16 +87,16 @@ def open_binary(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
         if os.path.isdir(path):
             raise InvalidInputError(f"cannot read {name}: it is a directory")
         try:
-            raw = open(path, "rb")  # noqa: SIM115 - closed below
+            raw = open(path, "rb")
         except OSError as exc:
             raise _cannot_read(path, exc) from exc
         owned = True
     try:
-        buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(raw)  # type: ignore[arg-type]
+        buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(cast(Any, raw))
         head = buffered.peek(2)[:2]
-        stream: BinaryIO = buffered
+        stream: BinaryIO = cast(BinaryIO, buffered)
         if head == GZIP_MAGIC:
-            stream = gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[assignment]
+            stream = cast(BinaryIO, gzip.GzipFile(fileobj=buffered, mode="rb"))
         try:
             yield stream
         except (EOFError, gzip.BadGzipFile, zlib.error) as exc:

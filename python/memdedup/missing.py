@@ -12,7 +12,7 @@ pure-Python functions have it (parity with symfonic is that module's contract).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -113,4 +113,3 @@ def _isna(array: np.ndarray) -> np.ndarray:
     except ImportError:  # pragma: no cover - pandas comes with the dask extra
         return np.fromiter((is_missing(v) for v in array.tolist()), dtype=bool, count=len(array))
     return np.asarray(pd.isna(array), dtype=bool)
-

@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
 from memdedup.errors import InvalidInputError
 from memdedup.inputs import STDIN, decode_utf8, display_name, input_size, is_parquet, read_bytes, split_lines
@@ -57,8 +57,20 @@ __all__ = [
 
 INPUT_FORMATS = ("text", "jsonl", "csv", "parquet")
 OUTPUT_FORMATS = ("jsonl", "csv", "parquet")
-_INPUT_EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
-_OUTPUT_EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+_INPUT_EXTENSIONS = {
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".csv": "csv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
+_OUTPUT_EXTENSIONS = {
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".csv": "csv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -370,14 +382,16 @@ def _output(path: str | os.PathLike[str], binary: bool) -> Iterator[IO[Any]]:
         raise InvalidInputError(f"cannot write {name}: {exc.strerror or exc}") from exc
     try:
         with os.fdopen(fd, "wb") as raw:
-            stream: IO[Any] = raw
+            stream: IO[bytes] = raw
             if name.lower().endswith(".gz"):
-                stream = gzip.GzipFile(filename=target.name[:-3], mode="wb", fileobj=raw, mtime=0)
+                stream = cast(
+                    IO[bytes], gzip.GzipFile(filename=target.name[:-3], mode="wb", fileobj=raw, mtime=0)
+                )
             try:
                 if binary:
                     yield stream
                 else:
-                    text = io.TextIOWrapper(stream, encoding="utf-8", newline="")  # type: ignore[arg-type]
+                    text = io.TextIOWrapper(cast(Any, stream), encoding="utf-8", newline="")
                     yield text
                     text.flush()
                     text.detach()
@@ -425,7 +439,9 @@ def write_records(
         if kind == "jsonl":
             with _output(path, binary=False) as out:
                 for record in counted:
-                    row = {c: cell_json(record[c]) for c in columns if c in record and record[c] is not MISSING}
+                    row = {
+                        c: cell_json(record[c]) for c in columns if c in record and record[c] is not MISSING
+                    }
                     out.write(json.dumps(row, ensure_ascii=False) + "\n")
         elif kind == "csv":
             with _output(path, binary=False) as out:
@@ -464,7 +480,9 @@ def _csv_cell(value: Any) -> str:
 def _arrow_array(pa: Any, values: list[Any]) -> Any:
     """A Parquet column: the values' own type when they share one (a missing cell a null), else their
     JSON text."""
-    plain = [None if v is MISSING else (json.loads(v.json) if isinstance(v, JSONValue) else v) for v in values]
+    plain = [
+        None if v is MISSING else (json.loads(v.json) if isinstance(v, JSONValue) else v) for v in values
+    ]
     try:
         return pa.array(plain)
     except (pa.ArrowInvalid, pa.ArrowTypeError):

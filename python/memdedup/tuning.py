@@ -51,6 +51,7 @@ __all__ = [
     "Setting",
     "Sweep",
     "TuneReport",
+    "check_plot_path",
     "corpus_path",
     "decide",
     "evaluate",
@@ -59,7 +60,6 @@ __all__ = [
     "guard_tradeoff",
     "load_pairs",
     "parse_pairs",
-    "check_plot_path",
     "parse_thresholds",
     "plot_formats",
     "plot_sweep",
@@ -222,7 +222,9 @@ def decide(
     if not gate_passes(stored, incoming, prefix, prefix_len):
         return False
     return bool(
-        _impl.labels_match(stored, incoming, threshold=threshold, min_chars=min_chars, guards=as_guards(guards))
+        _impl.labels_match(
+            stored, incoming, threshold=threshold, min_chars=min_chars, guards=as_guards(guards)
+        )
     )
 
 
@@ -329,7 +331,7 @@ class Prepared:
     def collapsed(self, setting: Setting) -> np.ndarray:
         """The decision for every pair under ``setting``."""
         always, open_ = self.masks(setting, setting.threshold)
-        return always | open_
+        return np.asarray(always | open_, dtype=bool)
 
 
 def prepare(pairs: Sequence[LabelledPair] | Prepared, *, prefix_len: int = DEDUP_PREFIX_LEN) -> Prepared:
@@ -524,20 +526,20 @@ class Sweep:
 
     @property
     def precision(self) -> np.ndarray:
-        return _ratio(self.tp, self.tp + self.fp)
+        return np.asarray(_ratio(self.tp, self.tp + self.fp), dtype=float)
 
     @property
     def recall(self) -> np.ndarray:
-        return _ratio(self.tp, self.tp + self.fn)
+        return np.asarray(_ratio(self.tp, self.tp + self.fn), dtype=float)
 
     @property
     def f1(self) -> np.ndarray:
-        return _f1(self.precision, self.recall)
+        return np.asarray(_f1(self.precision, self.recall), dtype=float)
 
     @property
     def collapse_rate(self) -> np.ndarray:
         """(thresholds, classes): the share of each class's pairs that collapse."""
-        return _ratio(self.class_collapsed, self.class_totals[None, :])
+        return np.asarray(_ratio(self.class_collapsed, self.class_totals[None, :]), dtype=float)
 
     def best(self, metric: str = "f1") -> float:
         """The threshold with the highest ``metric`` (``f1``, ``precision`` or ``recall``; the lowest
@@ -875,7 +877,7 @@ class TuneReport:
             best = sw.best("f1")
             picks = _selection(ts, 30, [ev.setting.threshold, best])
             p, r, f = sw.precision, sw.recall, sw.f1
-            rows = [
+            rows: list[tuple[Any, ...]] = [
                 (
                     _fmt_t(ts[k]) + (" *" if ts[k] == best else ""),
                     int(sw.tp[k] + sw.fp[k]),
