@@ -34,7 +34,14 @@ _REASON_WIDTH = 110
 
 
 class _Help(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
-    """``--help`` shows every option's default and keeps the examples' line breaks."""
+    """``--help`` shows every option's default and keeps the examples' line breaks (a help text that
+    says its default itself, a flag and an option without a value are left as they are)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if "default" in text or action.default in (None, False) or action.default is argparse.SUPPRESS:
+            return text
+        return super()._get_help_string(action)
 
 
 def _shorten(text: str, width: int) -> str:

@@ -57,20 +57,7 @@ __all__ = [
 
 INPUT_FORMATS = ("text", "jsonl", "csv", "parquet")
 OUTPUT_FORMATS = ("jsonl", "csv", "parquet")
-_INPUT_EXTENSIONS = {
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-    ".csv": "csv",
-    ".parquet": "parquet",
-    ".pq": "parquet",
-}
-_OUTPUT_EXTENSIONS = {
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-    ".csv": "csv",
-    ".parquet": "parquet",
-    ".pq": "parquet",
-}
+_EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -162,17 +149,22 @@ def _suffixes(path: str) -> list[str]:
     return suffixes
 
 
+def _format(path: str | os.PathLike[str], fmt: str | None, known: tuple[str, ...], what: str) -> str | None:
+    """``fmt`` when given (one of ``known``), else the format ``path``'s extension names (after an
+    optional ``.gz``), or None when it names none."""
+    if fmt is not None:
+        if fmt not in known:
+            raise InvalidInputError(f"{what} format must be one of {', '.join(known)}, not {fmt!r}")
+        return fmt
+    suffixes = _suffixes(os.fspath(path))
+    return _EXTENSIONS.get(suffixes[-1] if suffixes else "")
+
+
 def input_format(path: str | os.PathLike[str], fmt: str | None = None) -> str:
     """The input format: ``fmt`` when given, else by extension (text for any other name and for ``-``)."""
-    if fmt is not None:
-        if fmt not in INPUT_FORMATS:
-            raise InvalidInputError(f"input format must be one of {', '.join(INPUT_FORMATS)}, not {fmt!r}")
-        return fmt
-    name = os.fspath(path)
-    if name == STDIN:
+    if fmt is None and os.fspath(path) == STDIN:
         return "text"
-    suffixes = _suffixes(name)
-    return _INPUT_EXTENSIONS.get(suffixes[-1] if suffixes else "", "text")
+    return _format(path, fmt, INPUT_FORMATS, "input") or "text"
 
 
 def read_label_table(
@@ -335,15 +327,10 @@ def arrow_values(column: Any) -> list[Any]:
 def output_format(path: str | os.PathLike[str], fmt: str | None = None) -> str:
     """The output format: ``fmt`` when given, else by extension (JSON lines for ``-``); an unknown
     extension is an error that lists the known ones."""
-    if fmt is not None:
-        if fmt not in OUTPUT_FORMATS:
-            raise InvalidInputError(f"output format must be one of {', '.join(OUTPUT_FORMATS)}, not {fmt!r}")
-        return fmt
     name = os.fspath(path)
-    if name == STDIN:
+    if fmt is None and name == STDIN:
         return "jsonl"
-    suffixes = _suffixes(name)
-    kind = _OUTPUT_EXTENSIONS.get(suffixes[-1] if suffixes else "")
+    kind = _format(path, fmt, OUTPUT_FORMATS, "output")
     if kind is None:
         raise InvalidInputError(
             f"unknown output format for {name}: name it .jsonl, .csv or .parquet (.jsonl.gz and .csv.gz "
