@@ -16,6 +16,9 @@ partitions. Nothing is ever merged because two values look alike.
 Missing labels (``None``, NaN, ``pd.NA``, a pandas string column's missing values) are empty labels
 everywhere in this module (:mod:`memdedup.missing`): never a match, reason ``"empty"`` in a replay, a
 skipped choice in :func:`extract`. A pandas Series or a numpy array is masked at once, not item by item.
+One exception, for speed: :func:`match_pairs` passes a plain ``list`` to the core unscanned, so a float
+NaN or ``pd.NA`` inside a list is read by the core's own coercion (``str(s or "")``: NaN is ``"nan"``)
+until the core treats missing values as empty itself.
 
 The one-vs-many functions follow rapidfuzz's ``process`` conventions: ``extract``, ``extractOne`` and
 ``cdist`` take ``score_cutoff``, ``limit`` and ``workers``, return ``(choice, score, key)`` tuples, and
@@ -152,14 +155,23 @@ def match_pairs(
     min_chars = check_min_chars(min_chars)
     if len(stored) != len(incoming):
         raise InvalidInputError(f"stored has {len(stored)} labels but incoming has {len(incoming)}")
-    # Lists of str go as they are: copying one touches every str (a cache miss each in a large batch),
-    # as many times again as the decisions' own reading of them.
+    # Lists go as they are, unscanned: even a pass over the item types touches every object (a cache
+    # miss each in a large batch), +57% on 1M pairs (0.22 -> 0.35 s). A pandas Series or numpy array is
+    # masked at once. A float NaN inside a plain list is left to the core's coercion (see the module
+    # docstring).
     decided = _impl.match_pairs(
-        as_labels(stored), as_labels(incoming), threshold=threshold, min_chars=min_chars
+        _pair_labels(stored), _pair_labels(incoming), threshold=threshold, min_chars=min_chars
     )
+
     if isinstance(decided, bytes):  # the Rust core: one 0/1 byte per pair
         return np.frombuffer(decided, dtype=bool).copy()
     return np.asarray(decided, dtype=bool)
+
+
+def _pair_labels(labels: Sequence[Any]) -> list[Any]:
+    if isinstance(labels, list):
+        return labels
+    return as_labels(labels)
 
 
 def _check_cutoff(score_cutoff: float | None) -> float:
