@@ -334,6 +334,11 @@ def test_bad_lines_get_a_reason_and_lose_nothing_else(tmp_path: Path) -> None:
     ]
     assert "forge" in report.problems[2].reason
     assert [r.text for r in report.written] == ["Dana uses vim", "Dana uses tmux"]
+    # The command refuses a file that is not UTF-8 whole, before writing anything, as `dedup` and `tune`
+    # do (issue 25: one rule, naming the file, the line and the byte); without that line it reports the
+    # rest and exits 1.
+    assert main(["ingest", str(path), "--db", str(tmp_path / "cli.sqlite")]) == 2
+    path.write_bytes(b"\n".join(line for line in lines if b"\xff" not in line) + b"\n")
     assert main(["ingest", str(path), "--db", str(tmp_path / "cli.sqlite")]) == 1
 
 
@@ -386,6 +391,8 @@ def test_the_progress_bar_is_optional(tmp_path: Path, monkeypatch: pytest.Monkey
             updates.append(n)
 
     lines = len(EXAMPLE.read_text().splitlines())
+    # Bars show only on a terminal (stderr and stdout): pretend to be one.
+    monkeypatch.setattr("memdedup.progress._isatty", lambda _stream: True)
     monkeypatch.setitem(sys.modules, "tqdm", types.SimpleNamespace(tqdm=FakeBar))
     assert main(["ingest", str(EXAMPLE), "--db", str(tmp_path / "a.sqlite")]) == 0
     assert updates == [-lines] + [1] * lines

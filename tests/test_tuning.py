@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
+import sys
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pytest
-from memdedup import _reference, tuning
+from memdedup import (
+    _reference,
+    labels_match,  # the extended matcher, with defaults
+    tuning,
+)
 from memdedup.cli import main
-from memdedup.dedup import labels_match_ext as labels_match
 from memdedup.errors import InvalidInputError
 from memdedup.guards import Guards
 
@@ -416,16 +419,16 @@ def test_cli_tune_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert main(["tune", str(tmp_path / "missing.jsonl")]) == 2
     assert "cannot read" in capsys.readouterr().err
     assert main(["tune", "--min-chars", "-1"]) == 2
-    assert "must not be negative" in capsys.readouterr().err
+    assert "--min-chars must be 0 or more, not -1" in capsys.readouterr().err
 
 
 def test_cli_plot_without_matplotlib(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    real = importlib.util.find_spec
-    monkeypatch.setattr(
-        importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a)
-    )
+    for name in [m for m in sys.modules if m == "matplotlib" or m.startswith("matplotlib.")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # not installed
+    monkeypatch.setitem(sys.modules, "matplotlib.backend_bases", None)
     assert main(["tune", "--plot", str(tmp_path / "x.png")]) == 2
     assert "needs matplotlib" in capsys.readouterr().err
     assert not (tmp_path / "x.png").exists()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from memdedup._backend import IMPLEMENTATION
 from memdedup._backend import impl as _impl
+from memdedup.batch import match_reason
 from memdedup.dedup import labels_match_ext as labels_match
 from memdedup.dedup import normalise_label
 from memdedup.errors import BackendUnavailableError, InputTypeError, InvalidInputError, MemdedupError
@@ -26,6 +27,7 @@ __all__ = [
     "InvalidInputError",
     "MemdedupError",
     "labels_match",
+    "match_reason",
     "matching_blocks",
     "normalise_label",
     "quick_ratio",

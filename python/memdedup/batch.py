@@ -12,6 +12,18 @@ element the same way, every NaN is one partition, and an unhashable value is ref
 (:class:`~memdedup.errors.InputTypeError`). In a file (:func:`read_label_table`) a JSON value keeps its
 type: ``"scope": 1`` is not ``"scope": "1"``, and ``null``, ``""`` and a missing field are three
 partitions. Nothing is ever merged because two values look alike.
+
+Missing labels (``None``, NaN, ``pd.NA``, a pandas string column's missing values) are empty labels
+everywhere in this module (:mod:`memdedup.missing`): never a match, reason ``"empty"`` in a replay, a
+skipped choice in :func:`extract`. A pandas Series or a numpy array is masked at once, not item by item.
+One exception, for speed: :func:`match_pairs` passes a plain ``list`` to the core unscanned, so a float
+NaN or ``pd.NA`` inside a list is read by the core's own coercion (``str(s or "")``: NaN is ``"nan"``)
+until the core treats missing values as empty itself.
+
+The one-vs-many functions follow rapidfuzz's ``process`` conventions: ``extract``, ``extractOne`` and
+``cdist`` take ``score_cutoff``, ``limit`` and ``workers``, return ``(choice, score, key)`` tuples, and
+skip missing choices; but scores are difflib ratios on the 0-1 scale (rapidfuzz's are 0-100), so a
+``score_cutoff`` above 1 is an error that says so.
 """
 
 from __future__ import annotations
@@ -34,16 +46,29 @@ from memdedup._reference import (
 )
 from memdedup.errors import InputTypeError, InvalidInputError
 from memdedup.guards import Guards, as_guards, guards_allow, replay_guarded
+from memdedup.missing import as_labels, is_missing, labels_and_mask
+from memdedup.progress import Progress
+from memdedup.tables import MISSING, JSONValue, LabelTable, read_label_table
+
+_NO_PROGRESS = Progress()
 
 __all__ = [
+    "MISSING",
     "ClusterResult",
+    "DedupRun",
+    "JSONValue",
+    "LabelTable",
     "ReplayResult",
     "cdist",
     "clusters",
+    "dedup_table",
     "extract",
+    "extractOne",
     "join",
     "match_first",
     "match_pairs",
+    "match_reason",
+    "read_label_table",
     "replay",
 ]
 
@@ -56,6 +81,42 @@ def _check_threshold(threshold: float) -> float:
     return float(threshold)
 
 
+def check_min_chars(min_chars: int, name: str = "min_chars") -> int:
+    """``min_chars`` as an int, 0 or more (the one rule for the library and every command's
+    ``--min-chars``)."""
+    if isinstance(min_chars, bool) or not isinstance(min_chars, numbers.Integral):
+        raise InputTypeError(f"{name} must be an integer, not {type(min_chars).__name__}")
+    if min_chars < 0:
+        raise InvalidInputError(f"{name} must be 0 or more, not {min_chars}")
+    return int(min_chars)
+
+
+def match_reason(
+    stored: Any,
+    incoming: Any,
+    *,
+    threshold: float = DEDUP_SIMILARITY_THRESHOLD,
+    min_chars: int = DEDUP_SUBSUME_MIN_CHARS,
+) -> tuple[str, float] | None:
+    """Why ``incoming`` restates ``stored`` under the match contract, or None when it does not.
+
+    ``("ratio", score)`` when the normalised labels' difflib ratio (stored first) is at least
+    ``threshold`` (default 0.85); else ``("containment", score)`` when the shorter normalised label has
+    at least ``min_chars`` (default 16) characters and occurs in the longer; ``score`` is the exact
+    ratio either way. A missing or empty label matches nothing (None). The same decision as
+    :func:`memdedup.labels_match`, with its reason::
+
+        >>> match_reason("Prefers dark mode", "prefers dark mode in every editor")
+        ('containment', 0.68)
+    """
+    threshold = _check_threshold(threshold)
+    min_chars = check_min_chars(min_chars)
+    if is_missing(stored) or is_missing(incoming):
+        return None
+    found = _impl.match_reason(stored, incoming, threshold=threshold, min_chars=min_chars)
+    return None if found is None else (str(found[0]), float(found[1]))
+
+
 def match_first(
     incoming: Any,
     candidates: Iterable[Any],
@@ -63,9 +124,16 @@ def match_first(
     threshold: float = DEDUP_SIMILARITY_THRESHOLD,
     min_chars: int = DEDUP_SUBSUME_MIN_CHARS,
 ) -> int | None:
-    """Index of the first candidate that ``labels_match(candidate, incoming)`` accepts (the write-time
-    path: the incoming label is prepared once and the candidates decided in one call)."""
-    return _impl.match_first(incoming, list(candidates), threshold=threshold, min_chars=min_chars)
+    """Index of the first candidate that ``labels_match(candidate, incoming)`` accepts, or None (the
+    write-time path: the incoming label is prepared once and the candidates decided in one call).
+    Defaults: ``threshold=0.85``, ``min_chars=16``. A missing incoming label matches nothing; a missing
+    candidate is never matched."""
+    threshold = _check_threshold(threshold)
+    min_chars = check_min_chars(min_chars)
+    if is_missing(incoming):
+        return None
+    found = _impl.match_first(incoming, as_labels(candidates), threshold=threshold, min_chars=min_chars)
+    return None if found is None else int(found)
 
 
 def match_pairs(
@@ -75,7 +143,8 @@ def match_pairs(
     threshold: float = DEDUP_SIMILARITY_THRESHOLD,
     min_chars: int = DEDUP_SUBSUME_MIN_CHARS,
 ) -> np.ndarray:
-    """``labels_match(stored[k], incoming[k])`` for every k, as a numpy bool array.
+    """``labels_match(stored[k], incoming[k])`` for every k, as a numpy bool array (defaults:
+    ``threshold=0.85``, ``min_chars=16``; a pair with a missing label is False).
 
     Reading the labels needs the GIL and deciding them does not: from 8,192 pairs the decisions start
     on the pool's other threads while this one still reads, and this one joins them, without the GIL,
@@ -83,73 +152,161 @@ def match_pairs(
     ``IndexError``.
     """
     threshold = _check_threshold(threshold)
+    min_chars = check_min_chars(min_chars)
     if len(stored) != len(incoming):
         raise InvalidInputError(f"stored has {len(stored)} labels but incoming has {len(incoming)}")
-    # Lists go as they are: copying one touches every str (a cache miss each in a large batch),
-    # as many times again as the decisions' own reading of them.
+    # Lists go as they are, unscanned: even a pass over the item types touches every object (a cache
+    # miss each in a large batch), +57% on 1M pairs (0.22 -> 0.35 s). A pandas Series or numpy array is
+    # masked at once. A float NaN inside a plain list is left to the core's coercion (see the module
+    # docstring).
     decided = _impl.match_pairs(
-        _as_list(stored), _as_list(incoming), threshold=threshold, min_chars=min_chars
+        _pair_labels(stored), _pair_labels(incoming), threshold=threshold, min_chars=min_chars
     )
+
     if isinstance(decided, bytes):  # the Rust core: one 0/1 byte per pair
         return np.frombuffer(decided, dtype=bool).copy()
     return np.asarray(decided, dtype=bool)
 
 
-def _as_list(labels: Sequence[Any]) -> list[Any]:
-    return labels if isinstance(labels, list) else list(labels)
+def _pair_labels(labels: Sequence[Any]) -> list[Any]:
+    if isinstance(labels, list):
+        return labels
+    return as_labels(labels)
 
 
-def _choices(choices: Sequence[str] | Mapping[Hashable, str]) -> tuple[list[Hashable], list[str]]:
+def _check_cutoff(score_cutoff: float | None) -> float:
+    """rapidfuzz's ``score_cutoff`` on memdedup's 0-1 scale: None is 0; above 1, below 0 or NaN is an
+    error that names the scale."""
+    if score_cutoff is None:
+        return 0.0
+    if isinstance(score_cutoff, bool) or not isinstance(score_cutoff, numbers.Real):
+        raise InputTypeError(f"score_cutoff must be a number, not {type(score_cutoff).__name__}")
+    value = float(score_cutoff)
+    if math.isnan(value) or not 0.0 <= value <= 1.0:
+        hint = f" ({value:g} on rapidfuzz's 0-100 scale is {value / 100:g} here)" if 1 < value <= 100 else ""
+        raise InvalidInputError(
+            f"score_cutoff must lie in [0, 1]: memdedup's scores are difflib ratios on a 0-1 scale, "
+            f"not 0-100{hint}; got {score_cutoff!r}"
+        )
+    return value
+
+
+def _check_workers(workers: int) -> int:
+    """rapidfuzz's ``workers``: -1 for every core, else 1 or more."""
+    if isinstance(workers, bool) or not isinstance(workers, numbers.Integral):
+        raise InputTypeError(f"workers must be an integer, not {type(workers).__name__}")
+    if workers != -1 and workers < 1:
+        raise InvalidInputError(f"workers must be -1 (every core) or 1 or more, not {workers}")
+    return int(workers)
+
+
+def _check_limit(limit: int | None) -> int | None:
+    if limit is None:
+        return None
+    if isinstance(limit, bool) or not isinstance(limit, numbers.Integral):
+        raise InputTypeError(f"limit must be an integer or None, not {type(limit).__name__}")
+    if limit < 0:
+        raise InvalidInputError(f"limit must be 0 or more (None: every choice), not {limit}")
+    return int(limit)
+
+
+def _core_takes(function: Any, parameter: str) -> bool:
+    return parameter in (getattr(function, "__text_signature__", None) or "")
+
+
+def _choices(choices: Any) -> tuple[list[Hashable], list[Any]]:
+    """``(keys, values)`` of the choices that are not missing: a mapping's keys, a pandas Series's index,
+    else the positions (missing choices are skipped, as rapidfuzz skips them)."""
     if isinstance(choices, Mapping):
-        return list(choices.keys()), list(choices.values())
-    values = list(choices)
-    return list(range(len(values))), values
+        keys, values = list(choices.keys()), list(choices.values())
+    elif type(choices).__module__.startswith("pandas") and hasattr(choices, "index"):
+        keys, values = list(choices.index), list(choices)
+    else:
+        values = list(choices)
+        keys = list(range(len(values)))
+    _, missing = labels_and_mask(values)
+    if missing is None:
+        return keys, values
+    present = np.flatnonzero(~missing).tolist()
+    return [keys[k] for k in present], [values[k] for k in present]
 
 
 def cdist(
-    queries: Sequence[str],
-    choices: Sequence[str],
+    queries: Sequence[Any],
+    choices: Sequence[Any],
     *,
     score_cutoff: float | None = None,
     normalise: bool = False,
     autojunk: bool = True,
-    workers: int = -1,
+    workers: int = 1,
 ) -> np.ndarray:
     """The matrix of exact difflib ratios ``ratio(queries[i], choices[j])`` (float64, shape
-    ``(len(queries), len(choices))``), as rapidfuzz's ``process.cdist`` lays it out. Scores below
-    ``score_cutoff`` are 0.0; a cell whose length bound or bit-parallel LCS bound (both ``>=`` the
-    ratio) is already below the cutoff never gets its exact ratio computed. ``normalise=True``
-    compares normalised labels.
+    ``(len(queries), len(choices))``), as rapidfuzz's ``process.cdist`` lays it out.
 
-    ``workers`` is accepted for rapidfuzz compatibility; the pool is rayon's (``RAYON_NUM_THREADS``).
+    ``score_cutoff`` (default None: keep every score; on the 0-1 scale): scores below it are 0.0, and a
+    cell whose length bound or bit-parallel LCS bound (both ``>=`` the ratio) is already below it never
+    gets its exact ratio computed. ``normalise=True`` compares normalised labels. A row or column of a
+    missing value (None, NaN, ``pd.NA``) is 0.0, as in rapidfuzz.
+
+    ``workers`` (default 1, as rapidfuzz): -1 for every core, else 1 or more; 0 and other negatives
+    are refused. The Rust core's pool (rayon; ``RAYON_NUM_THREADS`` sizes it) computes the matrix; a
+    core that takes ``workers`` gets it, and the result never depends on it.
     """
-    del workers
-    cutoff = 0.0 if score_cutoff is None else _check_threshold(score_cutoff)
-    queries, choices = list(queries), list(choices)
-    raw = _impl.cdist(queries, choices, autojunk=autojunk, cutoff=cutoff, normalise=normalise)
-    return np.frombuffer(raw, dtype=np.float64).reshape(len(queries), len(choices)).copy()
+    cutoff = _check_cutoff(score_cutoff)
+    workers = _check_workers(workers)
+    queries, missing_queries = labels_and_mask(queries)
+    choices, missing_choices = labels_and_mask(choices)
+    extra: dict[str, Any] = {"workers": workers} if _core_takes(_impl.cdist, "workers") else {}
+    raw = _impl.cdist(queries, choices, autojunk=autojunk, cutoff=cutoff, normalise=normalise, **extra)
+    scores = np.frombuffer(raw, dtype=np.float64).reshape(len(queries), len(choices)).copy()
+    if missing_queries is not None:
+        scores[missing_queries, :] = 0.0
+    if missing_choices is not None:
+        scores[:, missing_choices] = 0.0
+    return scores
 
 
 def extract(
-    query: str,
-    choices: Sequence[str] | Mapping[Hashable, str],
+    query: Any,
+    choices: Sequence[Any] | Mapping[Hashable, Any],
     *,
     score_cutoff: float | None = None,
     limit: int | None = 5,
     normalise: bool = False,
-) -> list[tuple[str, float, Hashable]]:
-    """The best ``limit`` choices by exact ratio ``ratio(query, choice)``, as ``(choice, score, key)``
-    (key: the index, or the mapping's key, e.g. a memory id), best first, ties in input order."""
+    workers: int = 1,
+) -> list[tuple[Any, float, Hashable]]:
+    """The best ``limit`` (default 5; None: all) choices by exact ratio ``ratio(query, choice)``, as
+    rapidfuzz's ``process.extract``: ``(choice, score, key)`` tuples (key: the index, a mapping's key or
+    a pandas Series's index label, e.g. a memory id), best first, ties in input order, scores at least
+    ``score_cutoff`` (default None: any, on the 0-1 scale). Missing choices are skipped; a missing
+    query gives ``[]``. ``workers`` as in :func:`cdist`."""
+    cutoff = _check_cutoff(score_cutoff)
+    limit = _check_limit(limit)
+    workers = _check_workers(workers)
     keys, values = _choices(choices)
-    scores = cdist([query], values, score_cutoff=score_cutoff, normalise=normalise)[0]
-    cutoff = 0.0 if score_cutoff is None else float(score_cutoff)
-    order = sorted(
-        (k for k in range(len(values)) if scores[k] >= cutoff and (score_cutoff is None or scores[k] > 0)),
-        key=lambda k: -scores[k],
-    )
+    if is_missing(query) or limit == 0:
+        return []
+    scores = cdist([query], values, score_cutoff=cutoff, normalise=normalise, workers=workers)[0]
+    kept = np.arange(len(values)) if cutoff == 0.0 else np.flatnonzero(scores >= cutoff)
+    order = kept[np.argsort(-scores[kept], kind="stable")]
     if limit is not None:
         order = order[:limit]
-    return [(values[k], float(scores[k]), keys[k]) for k in order]
+    return [(values[k], float(scores[k]), keys[k]) for k in order.tolist()]
+
+
+def extractOne(
+    query: Any,
+    choices: Sequence[Any] | Mapping[Hashable, Any],
+    *,
+    score_cutoff: float | None = None,
+    normalise: bool = False,
+    workers: int = 1,
+) -> tuple[Any, float, Hashable] | None:
+    """The best choice as ``(choice, score, key)``, or None when no choice reaches ``score_cutoff``
+    (default None: any, on the 0-1 scale), as rapidfuzz's ``process.extractOne`` (see :func:`extract`;
+    the first of equal best scores)."""
+    best = extract(query, choices, score_cutoff=score_cutoff, limit=1, normalise=normalise, workers=workers)
+    return best[0] if best else None
 
 
 @dataclass(frozen=True)
@@ -164,7 +321,8 @@ class ReplayResult:
 
     @property
     def collapsed(self) -> np.ndarray:
-        return self.canonical != np.arange(len(self.canonical))
+        """Per label, whether it collapsed into an earlier one."""
+        return np.asarray(self.canonical != np.arange(len(self.canonical)), dtype=bool)
 
 
 def _partition_key(value: Any, name: str) -> Any:
@@ -178,7 +336,7 @@ def _partition_key(value: Any, name: str) -> Any:
     if isinstance(value, numbers.Integral):
         return (int, int(value))
     if isinstance(value, float | np.floating):
-        return (float, "nan") if math.isnan(value) else (float, float(value))
+        return (float, "nan") if math.isnan(value) else (float, float(value) + 0.0)  # -0.0 is 0.0
     if isinstance(value, tuple):
         return (tuple, tuple(_partition_key(item, name) for item in value))
     try:
@@ -188,6 +346,13 @@ def _partition_key(value: Any, name: str) -> Any:
             f"{name} values must be hashable (a str, a number, a tuple ...), not {type(value).__name__}"
         ) from None
     return (type(value), value)
+
+
+def partition_token(value: Any, name: str = "scope") -> str:
+    """A scope or layer value as text that equals another value's exactly when the two are one
+    partition (see the module docstring): what the Dask engine shuffles by, so both engines group rows
+    by one rule."""
+    return repr(_partition_key(value, name))
 
 
 def _typed(column: Sequence[Hashable], name: str) -> Sequence[Any]:
@@ -232,16 +397,23 @@ def replay(
     restatement that differs only in case, spacing or trailing punctuation at its start is fetched
     too (it collapses more; it is not the seed's behaviour).
 
-    An empty label (``""``, ``None``, whitespace only) is never looked up and never a candidate: the
-    seed returns before querying. It stays its own canonical with reason ``"empty"``.
+    An empty label (``""``, whitespace only, or missing: ``None``, NaN, ``pd.NA``) is never looked up and
+    never a candidate: the seed returns before querying. It stays its own canonical with reason
+    ``"empty"``.
+
+    Defaults: ``threshold=0.85``, ``min_chars=16``, ``prefix="raw"``, ``prefix_len=20``,
+    ``query_limit=20`` (the seed's), no guards.
 
     ``guards`` (off by default): a candidate must also pass :func:`memdedup.guards.guards_allow`. A
     guarded replay runs in Python (:func:`memdedup.guards.replay_guarded`), several times slower.
     """
     threshold = _check_threshold(threshold)
+    min_chars = check_min_chars(min_chars)
+    if prefix not in ("raw", "normalised"):
+        raise InvalidInputError(f"prefix must be 'raw' or 'normalised', not {prefix!r}")
     if prefix_len < 0 or query_limit < 0:
         raise InvalidInputError("prefix_len and query_limit must not be negative")
-    labels = list(labels)
+    labels = as_labels(labels)
     parts = _partitions(len(labels), scopes, layers)
     replay_impl = _impl.replay
     if guards is not None and as_guards(guards):
@@ -269,25 +441,38 @@ def join(
     min_chars: int = DEDUP_SUBSUME_MIN_CHARS,
     scopes: Sequence[Hashable] | None = None,
     guards: Guards | str | None = None,
+    progress: Progress | None = None,
 ) -> np.ndarray:
     """Every pair ``(i, j)``, ``i < j``, in the same scope, with ``labels_match(labels[i], labels[j])``
     and no prefix gate: exactly what brute force returns, as an ``(n_pairs, 2)`` int64 array sorted by
-    ``(i, j)``. ``guards`` (off by default) drops the pairs :func:`memdedup.guards.guards_allow` blocks."""
+    ``(i, j)``. Defaults: ``threshold=0.85``, ``min_chars=16``, one scope, no guards (``guards`` drops
+    the pairs :func:`memdedup.guards.guards_allow` blocks). A missing label is empty: in no pair.
+    ``progress`` (a :class:`memdedup.progress.Progress`) shows the phase."""
     threshold = _check_threshold(threshold)
-    labels = list(labels)
+    min_chars = check_min_chars(min_chars)
+    labels = as_labels(labels)
     parts = _partitions(len(labels), scopes, None)
     groups: dict[int, list[int]] = {}
     for k, part in enumerate(parts):
         groups.setdefault(part, []).append(k)
     found_arrays = []
-    for members in groups.values():
-        sub = [labels[k] for k in members]
-        # The core answers with native-endian u32 pairs as bytes (no object per pair); the reference
-        # with a list of pairs.
-        raw = _impl.join(sub, threshold=threshold, min_chars=min_chars)
-        found = np.frombuffer(raw, dtype=np.uint32) if isinstance(raw, bytes) else np.asarray(raw, np.uint32)
-        found = found.reshape(-1, 2).astype(np.int64)
-        found_arrays.append(np.asarray(members, dtype=np.int64)[found] if len(groups) > 1 else found)
+    shown = progress if progress is not None else _NO_PROGRESS
+    # One long core call per scope: a spinner for one scope, a bar over the labels for many.
+    with (
+        shown.spinner("join") if len(groups) <= 1 else shown.bar("join", len(labels), unit=" labels")
+    ) as advance:
+        for members in groups.values():
+            sub = [labels[k] for k in members]
+            # The core answers with native-endian u32 pairs as bytes (no object per pair); the reference
+            # with a list of pairs.
+            raw = _impl.join(sub, threshold=threshold, min_chars=min_chars)
+            found = (
+                np.frombuffer(raw, dtype=np.uint32) if isinstance(raw, bytes) else np.asarray(raw, np.uint32)
+            )
+            found = found.reshape(-1, 2).astype(np.int64)
+            found_arrays.append(np.asarray(members, dtype=np.int64)[found] if len(groups) > 1 else found)
+            if advance is not None:
+                advance(len(members))
     pairs = np.concatenate(found_arrays) if found_arrays else np.empty((0, 2), dtype=np.int64)
     if guards is not None and as_guards(guards) and len(pairs):
         allowed = [guards_allow(labels[i], labels[j], as_guards(guards)) for i, j in pairs.tolist()]
@@ -317,192 +502,83 @@ def clusters(
     min_chars: int = DEDUP_SUBSUME_MIN_CHARS,
     scopes: Sequence[Hashable] | None = None,
     guards: Guards | str | None = None,
+    progress: Progress | None = None,
 ) -> ClusterResult:
     """Clusters from the matching pairs (computed by :func:`join` when not given).
 
-    ``mode="canonical"``: in order, each label joins the earliest earlier canonical it matches, else
-    becomes one; every member matches its canonical directly (no chains). ``mode="components"``:
-    single linkage, canonical = the smallest index. Warning: single linkage chains, so A ~ B and
-    B ~ C put A and C together even when A and C do not match at all; a long chain can merge
-    unrelated facts. Prefer ``canonical`` unless you want that.
+    ``mode="canonical"`` (the default): in order, each label joins the earliest earlier canonical it
+    matches, else becomes one; every member matches its canonical directly (no chains).
+    ``mode="components"``: single linkage, canonical = the smallest index. Warning: single linkage
+    chains, so A ~ B and B ~ C put A and C together even when A and C do not match at all; a long chain
+    can merge unrelated facts. Prefer ``canonical`` unless you want that.
+
+    Every collapsed label has the pair that put it in its cluster (``via``: the label it matched,
+    earlier when there is one, else later) with that pair's reason and exact ratio; a canonical has
+    reason ``"new"`` (``"empty"`` for a blank or missing label, which matches nothing), no ``via`` and
+    a NaN score. Defaults: ``threshold=0.85``, ``min_chars=16``.
     """
-    labels = list(labels)
+    if mode not in ("canonical", "components"):
+        raise InvalidInputError(f"mode must be 'canonical' or 'components', not {mode!r}")
+    threshold = _check_threshold(threshold)
+    min_chars = check_min_chars(min_chars)
+    labels = as_labels(labels)
     if pairs is None:
-        pairs = join(labels, threshold=threshold, min_chars=min_chars, scopes=scopes, guards=guards)
-    pair_list = [(int(i), int(j)) for i, j in np.asarray(pairs, dtype=np.int64).reshape(-1, 2)]
-    canonical, via = _impl.clusters(len(labels), pair_list, mode=mode)
-    collapsed = [(v, j) for j, v in enumerate(via) if v is not None]
-    reason = ["new"] * len(labels)
-    score = np.full(len(labels), np.nan)
-    if collapsed:
-        reasons, scores = _impl.pair_reasons(labels, collapsed, threshold=threshold, min_chars=min_chars)
-        for (_, j), r, s in zip(collapsed, reasons, scores, strict=True):
-            reason[j] = r or "unmatched"
-            score[j] = s
-    return ClusterResult(np.asarray(canonical, dtype=np.int64), list(via), reason, score)
+        pairs = join(
+            labels, threshold=threshold, min_chars=min_chars, scopes=scopes, guards=guards, progress=progress
+        )
+    shown = progress if progress is not None else _NO_PROGRESS
+    pair_array = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    with shown.spinner("cluster"):
+        pair_list = [(int(i), int(j)) for i, j in pair_array.tolist()]
+        canonical, via = _impl.clusters(len(labels), pair_list, mode=mode)
+        via = list(via)
+        # A member linked into its component only through later labels has no earlier partner: its
+        # link is the smallest label it matched at all.
+        unlinked = [j for j, c in enumerate(canonical) if c != j and via[j] is None]
+        if unlinked:
+            for j, partner in _smallest_partners(pair_array, unlinked).items():
+                via[j] = partner
+        collapsed = [(v, j) for j, v in enumerate(via) if v is not None]
+        # An empty label (blank, or missing) matches nothing: "empty", as a replay says.
+        reason = ["empty" if not _text_of(label).strip() else "new" for label in labels]
+        score = np.full(len(labels), np.nan)
+        if collapsed:
+            ordered = [(min(v, j), max(v, j)) for v, j in collapsed]  # the earlier label is the stored one
+            reasons, scores = _impl.pair_reasons(labels, ordered, threshold=threshold, min_chars=min_chars)
+            for (_, j), r, s in zip(collapsed, reasons, scores, strict=True):
+                reason[j] = r or "unmatched"
+                score[j] = s
+    return ClusterResult(np.asarray(canonical, dtype=np.int64), via, reason, score)
+
+
+def _text_of(label: Any) -> str:
+    """A label as the core reads it (``str(label or "")``) for the empty check."""
+    return label if type(label) is str else str(label or "")
+
+
+def _smallest_partners(pairs: np.ndarray, nodes: list[int]) -> dict[int, int]:
+    """For each of ``nodes``, the smallest label it forms a pair with."""
+    ends = np.concatenate([pairs[:, 0], pairs[:, 1]])
+    partners = np.concatenate([pairs[:, 1], pairs[:, 0]])
+    keep = np.isin(ends, np.asarray(nodes, dtype=np.int64))
+    ends, partners = ends[keep], partners[keep]
+    order = np.lexsort((partners, ends))
+    ends, partners = ends[order], partners[order]
+    first = np.ones(len(ends), dtype=bool)
+    first[1:] = ends[1:] != ends[:-1]
+    return dict(zip(ends[first].tolist(), partners[first].tolist(), strict=True))
 
 
 # ---------------------------------------------------------------------------------------------------
-# Files: the front of `memdedup dedup`
+# A whole table: what `memdedup dedup` runs
 # ---------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class LabelTable:
-    """Labels read from a file, with their scope and layer when the file has those columns.
-
-    A scope or layer keeps its JSON type (see :func:`read_label_table`); :data:`MISSING` marks a row
-    without the field.
-    """
-
-    labels: list[str]
-    scopes: list[Any] | None = None
-    layers: list[Any] | None = None
-
-
-class _Missing:
-    """The scope or layer of a row that has no such field (a partition of its own)."""
-
-    def __repr__(self) -> str:
-        return "MISSING"
-
-
-MISSING: Any = _Missing()
-
-
-@dataclass(frozen=True)
-class JSONValue:
-    """A JSON object or array given as a scope or layer, by its canonical JSON (a partition of its own,
-    never equal to a string)."""
-
-    json: str
-
-
-def read_label_table(
-    path: str,
-    *,
-    label_column: str = "label",
-    scope_column: str | None = "scope",
-    layer_column: str | None = "layer",
-    progress: Any = None,
-) -> LabelTable:
-    """Read labels from text (one per line), JSONL (objects with a label field) or CSV (a header row).
-
-    The format follows the extension (``.jsonl``/``.ndjson``, ``.csv``, ``.gz`` on any of them);
-    anything else is text. A scope or layer column is used when present; a label column that is
-    missing from a JSONL object or CSV header is an error naming the line, never a silent skip.
-
-    Scope and layer values keep their type, so they partition exactly (see the module docstring): a
-    JSON string, number, boolean or ``null`` is that Python value, an object or array a
-    :class:`JSONValue`, and a row without the field :data:`MISSING`. A CSV cell is always text (a short
-    row's absent cell is :data:`MISSING`).
-    """
-    import csv
-    import gzip
-    import io
-    from pathlib import Path
-
-    p = Path(path)
-    suffixes = [s.lower() for s in p.suffixes]
-    if suffixes and suffixes[-1] == ".gz":
-        suffixes = suffixes[:-1]
-    kind = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}.get(
-        suffixes[-1] if suffixes else "", "text"
-    )
-    try:
-        raw = gzip.open(p, "rb").read() if p.suffix.lower() == ".gz" else p.read_bytes()
-    except OSError as exc:
-        raise InvalidInputError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    text = raw.decode("utf-8", errors="surrogateescape")
-    labels: list[str] = []
-    scopes: list[Any] = []
-    layers: list[Any] = []
-    has_scope = has_layer = False
-    if kind == "text":
-        return LabelTable(_lines(text))
-    if kind == "csv":
-        reader = csv.DictReader(io.StringIO(text, newline=""))
-        header = reader.fieldnames or []
-        if label_column not in header:
-            raise InvalidInputError(
-                f"{path}: the CSV header has no {label_column!r} column (it has {header})"
-            )
-        has_scope = scope_column is not None and scope_column in header
-        has_layer = layer_column is not None and layer_column in header
-        rows: Iterable[dict[str, Any]] = reader
-    else:
-        rows_list = []
-        for number, line in enumerate(_lines(text), 1):
-            row = parse_jsonl_row(line, label_column, f"{path}:{number}")
-            if row is not None:
-                rows_list.append(row)
-        has_scope = scope_column is not None and any(scope_column in r for r in rows_list)
-        has_layer = layer_column is not None and any(layer_column in r for r in rows_list)
-        rows = rows_list
-    for row in rows:
-        label = row.get(label_column)
-        labels.append("" if label is None else str(label))
-        if has_scope:
-            scopes.append(_column_value(row, scope_column, csv=kind == "csv"))
-        if has_layer:
-            layers.append(_column_value(row, layer_column, csv=kind == "csv"))
-        if progress is not None:
-            progress(1)
-    return LabelTable(labels, scopes if has_scope else None, layers if has_layer else None)
-
-
-def parse_jsonl_row(line: str, label_column: str, where: str) -> dict[str, Any] | None:
-    """One JSONL line as an object holding ``label_column``; None for a blank line; an error naming
-    ``where`` for anything else (shared by both engines of ``memdedup dedup``)."""
-    import json
-
-    if not line.strip():
-        return None
-    try:
-        row = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise InvalidInputError(f"{where}: not JSON ({exc.msg})") from exc
-    if not isinstance(row, dict) or label_column not in row:
-        raise InvalidInputError(f"{where}: no {label_column!r} field")
-    return row
-
-
-def _lines(text: str) -> list[str]:
-    """Lines as Python's universal newlines read them (``\n``, ``\r\n``, ``\r``), and only those:
-    ``str.splitlines`` would also split at U+2028, ``\x85`` and the other separators a label or a JSON
-    string may hold. (Dask's ``read_text`` reads files the same way, so both engines see one input.)"""
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return lines
-
-
-def _column_value(row: Mapping[str, Any], column: str | None, *, csv: bool) -> Any:
-    """A scope or layer cell with its type kept (see :func:`read_label_table`)."""
-    import json
-
-    if column is None or column not in row:
-        return MISSING
-    value = row[column]
-    if value is None and csv:  # csv.DictReader's filler for the cells a short row lacks
-        return MISSING
-    if isinstance(value, dict | list):
-        return JSONValue(json.dumps(value, sort_keys=True, ensure_ascii=False))
-    return value
-
-
-def _column_text(value: Any) -> str:
-    """A cell as text, the way the Dask engine's JSONL reader (``memdedup.dask``) still reads one: ``null``
-    and a missing field as ``""``, another non-text value as its JSON. (The in-process reader keeps types
-    apart instead: :func:`_column_value`.)"""
-    import json
-
-    if value is None or isinstance(value, str):
-        return value or ""
-    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+OUTPUT_COLUMNS = ("index", "label", "scope", "layer", "canonical", "canonical_label", "reason", "score")
 
 
 @dataclass(frozen=True)
 class DedupRun:
-    """The outcome of a file-level dedup: per label, its canonical index, reason and score."""
+    """The outcome of a table's dedup: per label, its canonical index, reason and score, with the
+    parameters it ran with (``parameters``) and how long the dedup took (``seconds``)."""
 
     table: LabelTable
     mode: str
@@ -510,31 +586,95 @@ class DedupRun:
     reason: list[str]
     score: np.ndarray
     seconds: float
+    parameters: Mapping[str, Any] | None = None
 
     def records(self) -> Iterable[dict[str, Any]]:
-        for k, label in enumerate(self.table.labels):
+        """One row per label: ``index``, ``label``, ``scope`` and ``layer`` (when the table has them; a
+        row without the field has none), ``canonical`` (the index it collapses into: its own when new
+        or empty), ``canonical_label``, ``reason`` and ``score`` (None where nothing collapsed)."""
+        labels, scopes, layers = self.table.labels, self.table.scopes, self.table.layers
+        canonical = self.canonical.tolist()
+        scores = self.score.tolist()
+        for k, label in enumerate(labels):
+            score = scores[k]
+            row: dict[str, Any] = {"index": k, "label": label}
+            if scopes is not None:
+                row["scope"] = scopes[k]
+            if layers is not None:
+                row["layer"] = layers[k]
+            c = canonical[k]
+            row["canonical"] = c
+            row["canonical_label"] = labels[c]
+            row["reason"] = self.reason[k]
+            row["score"] = None if math.isnan(score) else score
+            yield row
+
+    def columns(self) -> tuple[str, ...]:
+        """The columns :meth:`records` fills (scope and layer only when the table has them)."""
+        return tuple(
+            c
+            for c in OUTPUT_COLUMNS
+            if (c != "scope" or self.table.scopes is not None)
+            and (c != "layer" or self.table.layers is not None)
+        )
+
+    def examples(self, count: int = 5) -> list[dict[str, Any]]:
+        """Up to ``count`` collapses, one per reason in turn (ratio, containment, ...), as
+        ``{"index", "label", "canonical", "canonical_label", "reason", "score"}``."""
+        n = len(self.table.labels)
+        collapsed = np.flatnonzero(self.canonical != np.arange(n)).tolist()
+        by_reason: dict[str, list[int]] = {}
+        for k in collapsed:
+            by_reason.setdefault(self.reason[k], []).append(k)
+        picked: list[int] = []
+        queues = [list(v) for _, v in sorted(by_reason.items())]
+        while len(picked) < count and any(queues):
+            for queue in queues:
+                if queue and len(picked) < count:
+                    picked.append(queue.pop(0))
+        labels = self.table.labels
+        out = []
+        for k in sorted(picked):
+            c = int(self.canonical[k])
             score = float(self.score[k])
-            yield {
-                "index": k,
-                "label": label,
-                "canonical": int(self.canonical[k]),
-                "reason": self.reason[k],
-                "score": None if math.isnan(score) else score,
-            }
+            out.append(
+                {
+                    "index": k,
+                    "label": labels[k],
+                    "canonical": c,
+                    "canonical_label": labels[c],
+                    "reason": self.reason[k],
+                    "score": None if math.isnan(score) else score,
+                }
+            )
+        return out
 
     def summary(self) -> dict[str, Any]:
+        """Counts (labels, canonicals, collapsed, by reason), the seconds, the parameters and a few
+        examples (:meth:`examples`)."""
         from collections import Counter
 
         n = len(self.table.labels)
         collapsed = int(np.count_nonzero(self.canonical != np.arange(n)))
         return {
+            "input": self.table.source,
+            "mode": self.mode,
+            "parameters": dict(self.parameters or {}),
             "labels": n,
             "canonicals": n - collapsed,
             "collapsed": collapsed,
             "by_reason": dict(Counter(self.reason)),
+            "scopes": _distinct(self.table.scopes),
+            "layers": _distinct(self.table.layers),
+            "examples": self.examples(),
             "seconds": round(self.seconds, 3),
-            "mode": self.mode,
         }
+
+
+def _distinct(column: Sequence[Any] | None) -> int | None:
+    if column is None:
+        return None
+    return len({_partition_key(v, "scope") for v in column})
 
 
 def dedup_table(
@@ -545,32 +685,48 @@ def dedup_table(
     min_chars: int = DEDUP_SUBSUME_MIN_CHARS,
     prefix: str = "raw",
     cluster: str = "canonical",
+    progress: Progress | None = None,
 ) -> DedupRun:
-    """Dedup a whole table: ``replay`` (the write-time decisions, in order) or ``join`` (every matching
-    pair, no prefix gate, then clusters)."""
+    """Dedup a whole table: ``mode="replay"`` (the default: the write-time decisions, in order, with the
+    ``prefix`` gate) or ``"join"`` (every matching pair, no prefix gate, then ``cluster`` clusters:
+    ``"canonical"`` or ``"components"``). Defaults: ``threshold=0.85``, ``min_chars=16``,
+    ``prefix="raw"``, ``cluster="canonical"``. Scope and layer are hard partitions."""
     import time
 
     threshold = _check_threshold(threshold)
     if not 0.0 <= threshold <= 1.0:
         raise InvalidInputError(f"threshold must lie in [0, 1], not {threshold}")
+    min_chars = check_min_chars(min_chars)
+    shown = progress if progress is not None else _NO_PROGRESS
+    parameters: dict[str, Any] = {"threshold": threshold, "min_chars": min_chars}
     start = time.perf_counter()
     if mode == "replay":
-        r = replay(
-            table.labels,
-            scopes=table.scopes,
-            layers=table.layers,
-            threshold=threshold,
-            min_chars=min_chars,
-            prefix=prefix,
-        )
+        parameters["prefix"] = prefix
+        with shown.spinner("replay"):
+            r = replay(
+                table.labels,
+                scopes=table.scopes,
+                layers=table.layers,
+                threshold=threshold,
+                min_chars=min_chars,
+                prefix=prefix,
+            )
         canonical, reason, score = r.canonical, r.reason, r.score
     elif mode == "join":
+        parameters["cluster"] = cluster
         scopes = table.scopes
         if table.layers is not None:
             # (scope, layer) pairs: tuples, so no separator can make two partitions collide.
             scopes = list(zip(scopes or [None] * len(table.labels), table.layers, strict=True))
-        c = clusters(table.labels, mode=cluster, threshold=threshold, min_chars=min_chars, scopes=scopes)
+        c = clusters(
+            table.labels,
+            mode=cluster,
+            threshold=threshold,
+            min_chars=min_chars,
+            scopes=scopes,
+            progress=shown,
+        )
         canonical, reason, score = c.canonical, c.reason, c.score
     else:
         raise InvalidInputError(f"mode must be 'replay' or 'join', not {mode!r}")
-    return DedupRun(table, mode, canonical, reason, score, time.perf_counter() - start)
+    return DedupRun(table, mode, canonical, reason, score, time.perf_counter() - start, parameters)

@@ -3,9 +3,15 @@
 Each subcommand is added by its own ``_add_<name>_parser(subparsers)`` function, listed in
 ``_SUBCOMMANDS``; it sets ``func`` (taking the parsed arguments, returning the exit status) as a default.
 
-Exit status: 0 when the run finished and every input line was read; 1 when it finished but some input
-lines were not ingestible (each is listed with its reason); 2 for a usage error or an input or database
-that cannot be used at all; 130 when interrupted; 141 when the reader of the output went away.
+Every command reads its input as :mod:`memdedup.inputs` opens files (``-`` is stdin, gzip by its magic
+bytes, strict UTF-8 with the line and byte of the first bad byte), shows its phases on stderr only when
+stderr and stdout are terminals (:mod:`memdedup.progress`; ``--quiet`` turns them off), and refuses an
+option that would do nothing.
+
+Exit status: 0 when the run finished and every input line was read; 1 when ``ingest`` finished but some
+input lines were not ingestible (each is listed with its reason); 2 for a usage error or an input,
+output or database that cannot be used (a message, never a traceback); 130 when interrupted (Ctrl-C);
+141 when the reader of the output went away.
 """
 
 from __future__ import annotations
@@ -15,16 +21,27 @@ import json
 import os
 import sqlite3
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from memdedup.errors import InvalidInputError, MemdedupError
+from memdedup.progress import Progress
 
 __all__ = ["build_parser", "main"]
 
 _TEXT_WIDTH = 64
 _REASON_WIDTH = 110
+
+
+class _Help(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """``--help`` shows every option's default and keeps the examples' line breaks (a help text that
+    says its default itself, a flag and an option without a value are left as they are)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if "default" in text or action.default in (None, False) or action.default is argparse.SUPPRESS:
+            return text
+        return super()._get_help_string(action)
 
 
 def _shorten(text: str, width: int) -> str:
@@ -53,27 +70,52 @@ def _counter_line(counter: dict[str, int]) -> str:
     )
 
 
-@contextmanager
-def _progress_bar(
-    total: int, enabled: bool, *, unit: str = "turn", desc: str = "ingest"
-) -> Iterator[Callable[[int], None] | None]:
-    """A tqdm bar on stderr when tqdm is installed and ``enabled``; otherwise no bar at all."""
-    if not enabled:
-        yield None
-        return
+def _add_quiet(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "-q",
+        "--quiet",
+        "--no-progress",
+        dest="quiet",
+        action="store_true",
+        help="no progress bars (they show only when stderr and stdout are terminals anyway)",
+    )
+
+
+def _min_chars(text: str) -> int:
     try:
-        from tqdm import tqdm  # optional: the command works, without a bar, when it is not installed
-    except ImportError:
-        yield None
-        return
-    # disable=None: tqdm shows the bar only when stderr is a terminal.
-    with tqdm(total=total or None, unit=unit, desc=desc, disable=None, leave=False, file=sys.stderr) as bar:
-        yield bar.update
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+
+
+def _check_min_chars(value: int) -> None:
+    """The one rule for ``--min-chars`` in every command (the library's)."""
+    from memdedup.batch import check_min_chars
+
+    check_min_chars(value, "--min-chars")
+
+
+def _unit_interval(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must lie in [0, 1], not {value}")
+    return value
 
 
 # ---------------------------------------------------------------------------------------------------
 # ingest
 # ---------------------------------------------------------------------------------------------------
+_INGEST_EXAMPLES = """\
+examples:
+  memdedup ingest examples/turns.jsonl --db memory.sqlite
+  zcat turns.jsonl.gz | memdedup ingest - --db memory.sqlite --summary
+  memdedup ingest turns.jsonl.gz --db memory.sqlite --json > report.json
+"""
+
+
 def _add_ingest_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "ingest",
@@ -84,61 +126,81 @@ def _add_ingest_parser(subparsers: Any) -> None:
             "they restate, write the rest to the database, and report what happened to every op. "
             "Re-running the same file writes nothing new."
         ),
+        epilog=_INGEST_EXAMPLES,
+        formatter_class=_Help,
     )
-    parser.add_argument("turns", metavar="TURNS.jsonl", help="the turns to ingest, one JSON object per line")
+    parser.add_argument(
+        "turns",
+        metavar="TURNS.jsonl",
+        help="the turns to ingest, one JSON object per line (.gz read; - stdin)",
+    )
     parser.add_argument(
         "--db", required=True, metavar="PATH", help="the SQLite database (created if missing)"
     )
     parser.add_argument(
         "--threshold",
-        type=float,
+        type=_unit_interval,
         default=0.85,
-        help="the dedup ratio threshold (default 0.85; containment applies at any threshold)",
+        help="the dedup ratio threshold (containment applies at any threshold)",
     )
     parser.add_argument(
-        "--min-importance", type=float, default=3.0, help="ops below this importance are dropped (default 3)"
+        "--min-importance", type=float, default=3.0, help="ops below this importance are dropped"
     )
-    parser.add_argument(
-        "--max-records", type=int, default=50, help="memories minted per turn at most (default 50)"
-    )
+    parser.add_argument("--max-records", type=int, default=50, help="memories minted per turn at most")
     parser.add_argument("--pii", action="store_true", help="also redact e-mail addresses and phone numbers")
-    parser.add_argument("--json", action="store_true", help="print the full report as JSON instead of tables")
-    parser.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument("--json", action="store_true", help="print the full report as JSON instead of tables")
+    output.add_argument(
+        "--summary",
+        action="store_true",
+        help="print the counts and the lines not ingested only (not one row per memory): for big files",
+    )
+    _add_quiet(parser)
     parser.set_defaults(func=_run_ingest)
 
 
 def _run_ingest(args: argparse.Namespace) -> int:
     """Exit 0: every line ingested; 1: finished, but some lines were not ingested or the database failed
-    its integrity check; 2: the database cannot be used or failed mid-run (the partial report is printed:
-    every turn it lists was written whole); 130: Ctrl-C, which stops at the next turn boundary and prints
-    the partial report."""
+    its integrity check; 2: the input or the database cannot be used, or the database failed mid-run
+    (the partial report is printed: every turn it lists was written whole); 130: Ctrl-C, which stops at
+    the next turn boundary and prints the partial report."""
+    import io
     import warnings
 
-    from memdedup.ingest import IngestInterrupted, IngestReport, count_lines, ingest_file
+    from memdedup.ingest import IngestInterrupted, IngestReport, ingest_turns, read_turns
+    from memdedup.inputs import decode_utf8, display_name, read_bytes
     from memdedup.scrub import CredentialScrubber
     from memdedup.store import StoreError, StoreIntegrityWarning
 
+    name = display_name(args.turns)
+    progress = Progress.for_command(args.quiet or args.json)
     try:
-        total = count_lines(args.turns)
+        # The whole input is checked before the first turn is written: a file that is not UTF-8 is
+        # refused as `dedup` and `tune` refuse it (the file, the line, the byte), with nothing written.
+        data = read_bytes(args.turns)
+        decode_utf8(data, name)
+        total = sum(1 for raw in data.split(b"\n") if raw.strip())
+        scrubber = CredentialScrubber(pii=args.pii)
         with warnings.catch_warnings():
             # The run reports a failed integrity check itself (report.warnings), once, below.
             warnings.simplefilter("ignore", StoreIntegrityWarning)
-            with _progress_bar(total, not args.no_progress and not args.json) as progress:
-                report = ingest_file(
-                    args.turns,
+            with progress.bar("ingest", total, unit=" turns") as advance:
+                report = ingest_turns(
+                    read_turns(io.BytesIO(data), scrubber=scrubber, name=name),
                     args.db,
                     threshold=args.threshold,
                     min_importance=args.min_importance,
                     max_records=args.max_records,
-                    scrubber=CredentialScrubber(pii=args.pii),
-                    progress=progress,
+                    scrubber=scrubber,
+                    progress=advance,
+                    source=name,
                 )
     except KeyboardInterrupt as stopped:
-        # At a turn boundary (IngestInterrupted), or before the first turn (counting, opening).
+        # At a turn boundary (IngestInterrupted), or before the first turn (reading, opening).
         if isinstance(stopped, IngestInterrupted):
             report = stopped.report
         else:
-            report = IngestReport(source=args.turns, database=args.db, interrupted=True)
+            report = IngestReport(source=name, database=args.db, interrupted=True)
         _print_ingest_report(report, args)
         print(
             f"memdedup ingest: interrupted after {report.turns} turns: every turn reported was "
@@ -162,12 +224,13 @@ def _print_ingest_report(report: Any, args: argparse.Namespace) -> None:
         json.dump(report.to_dict(), sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
-        print_ingest_summary(report, sys.stdout)
+        print_ingest_summary(report, sys.stdout, detail=not getattr(args, "summary", False))
     sys.stdout.flush()
 
 
-def print_ingest_summary(report: Any, out: TextIO) -> None:
-    """The readable form of an :class:`~memdedup.ingest.IngestReport`."""
+def print_ingest_summary(report: Any, out: TextIO, *, detail: bool = True) -> None:
+    """The readable form of an :class:`~memdedup.ingest.IngestReport`: the counts, then (``detail``)
+    one row per memory written, collapsed or dropped; the lines not ingested are always listed."""
     from memdedup.scope import readable_scope_path
 
     counts = report.counts()
@@ -178,14 +241,35 @@ def print_ingest_summary(report: Any, out: TextIO) -> None:
         f"{counts['already_ingested']} already ingested, {counts['dropped']} dropped "
         f"({counts['noops']} noop); {counts['degraded_outputs']} degraded outputs, "
         f"{counts['bad_lines']} bad lines\n"
+        f"  {counts['transcript_rows']} transcript rows written (one per user and assistant message)\n"
     )
     if report.interrupted:
         out.write("  interrupted (Ctrl-C): stopped at a turn boundary; the turns below were written whole\n")
     if report.error:
         out.write(f"  stopped by a database error: {_shorten(report.error, _REASON_WIDTH)}\n")
+    if detail:
+        _print_ingest_detail(report, out, readable_scope_path)
+    elif report.dropped:
+        from collections import Counter
+
+        by_code = Counter(d.code or "noop" for d in report.dropped)
+        out.write(f"  dropped by reason: {_counter_line(dict(by_code))}\n")
+    if report.problems:
+        out.write(f"\nLines not ingested ({len(report.problems)})\n")
+        shown = report.problems if detail else report.problems[:20]
+        rows = [(p.line, _shorten(p.reason, _REASON_WIDTH)) for p in shown]
+        out.write(_table(("line", "reason"), rows, right=frozenset({0})) + "\n")
+        if len(shown) < len(report.problems):
+            out.write(f"  ... and {len(report.problems) - len(shown)} more (--json lists them all)\n")
+    redactions = dict(report.redactions)
+    out.write(f"\nRedacted: {_counter_line(redactions) if redactions else 'nothing'}\n")
+    out.write(f"Forms read: {_counter_line(dict(report.forms)) if report.forms else 'none'}\n")
+
+
+def _print_ingest_detail(report: Any, out: TextIO, readable_scope_path: Callable[[str], str]) -> None:
     if report.written:
         out.write(f"\nWritten ({len(report.written)})\n")
-        rows = [
+        rows: list[tuple[Any, ...]] = [
             (
                 r.line,
                 readable_scope_path(r.scope_path),
@@ -233,70 +317,90 @@ def print_ingest_summary(report: Any, out: TextIO) -> None:
         out.write(f"\nDegraded model outputs ({len(report.degraded)})\n")
         rows = [(d.line, d.turn, d.form, _shorten(d.reason, _REASON_WIDTH)) for d in report.degraded]
         out.write(_table(("line", "turn", "form", "reason"), rows, right=frozenset({0, 1})) + "\n")
-    if report.problems:
-        out.write(f"\nLines not ingested ({len(report.problems)})\n")
-        rows = [(p.line, _shorten(p.reason, _REASON_WIDTH)) for p in report.problems]
-        out.write(_table(("line", "reason"), rows, right=frozenset({0})) + "\n")
-    redactions = dict(report.redactions)
-    out.write(f"\nRedacted: {_counter_line(redactions) if redactions else 'nothing'}\n")
-    out.write(f"Forms read: {_counter_line(dict(report.forms)) if report.forms else 'none'}\n")
 
 
 # ---------------------------------------------------------------------------------------------------
 # dedup
 # ---------------------------------------------------------------------------------------------------
-def _unit_interval(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"must lie in [0, 1], not {value}")
-    return value
+_DEDUP_EXAMPLES = """\
+examples:
+  memdedup dedup labels.txt --out decisions.csv
+  memdedup dedup labels.parquet --mode join --cluster components --out clusters.parquet
+  zcat labels.jsonl.gz | memdedup dedup - --input-format jsonl --out - | jq 'select(.reason != "new")'
+"""
 
 
 def _add_dedup_parser(subparsers: Any) -> None:
+    from memdedup.tables import INPUT_FORMATS, OUTPUT_FORMATS
+
     parser = subparsers.add_parser(
         "dedup",
         help="find the restatements in a file of labels",
         description=(
-            "Read INPUT (text: one label per line; .jsonl or .csv: a label column and optional scope and "
-            "layer columns) and decide for every label which earlier label it restates. --mode replay "
-            "replays the writes in order as the write-time lookup decides them (prefix gate, first match); "
-            "--mode join finds every matching pair with no prefix gate and clusters them. Scope and layer "
-            "are hard partitions."
+            "Read INPUT (text: one label per line; .jsonl, .csv or .parquet: a label column and optional "
+            "scope and layer columns; .gz on text formats; - for stdin) and decide for every label which "
+            "earlier label it restates. --mode replay replays the writes in order as the write-time lookup "
+            "decides them (prefix gate, first match); --mode join finds every matching pair with no prefix "
+            "gate and clusters them. Scope and layer are hard partitions, compared by type and value. "
+            "Missing labels (null, NaN) are empty: never matched."
         ),
+        epilog=_DEDUP_EXAMPLES,
+        formatter_class=_Help,
     )
-    parser.add_argument("input", metavar="INPUT", help="labels: .txt, .jsonl or .csv (optionally .gz)")
-    parser.add_argument("--mode", choices=("replay", "join"), default="replay")
-    parser.add_argument("--threshold", type=_unit_interval, default=0.85, help="ratio threshold (0.85)")
-    parser.add_argument("--min-chars", type=int, default=16, help="containment minimum length (16)")
+    parser.add_argument(
+        "input", metavar="INPUT", help="labels: .txt, .jsonl, .csv (optionally .gz) or .parquet; - stdin"
+    )
+    parser.add_argument(
+        "--input-format",
+        choices=INPUT_FORMATS,
+        help="the input's format (default: by extension; text for - and other names)",
+    )
+    parser.add_argument("--mode", choices=("replay", "join"), default="replay", help="see above")
+    parser.add_argument("--threshold", type=_unit_interval, default=0.85, help="ratio threshold")
+    parser.add_argument(
+        "--min-chars", type=_min_chars, default=16, help="containment minimum length (0 or more)"
+    )
     parser.add_argument(
         "--prefix",
         choices=("raw", "normalised"),
-        default="raw",
-        help="replay's candidate gate: the raw label's prefix (the seed's) or the normalised label's",
+        help="replay only: the candidate gate, the raw label's prefix (the seed's) or the normalised "
+        "label's (default: raw)",
     )
     parser.add_argument(
-        "--cluster", choices=("canonical", "components"), default="canonical", help="join's clustering"
+        "--cluster",
+        choices=("canonical", "components"),
+        help="join only: canonical (each label joins the earliest canonical it matches) or components "
+        "(single linkage: chains) (default: canonical)",
     )
-    parser.add_argument("--label-column", default="label")
-    parser.add_argument("--scope-column", default="scope")
-    parser.add_argument("--layer-column", default="layer")
+    parser.add_argument("--label-column", default="label", help="the label column of .jsonl/.csv/.parquet")
+    parser.add_argument("--scope-column", default="scope", help="the scope column, used when present")
+    parser.add_argument("--layer-column", default="layer", help="the layer column, used when present")
     parser.add_argument(
-        "--out", metavar="PATH", help="write one JSON line per label (index, label, canonical, reason, score)"
+        "--out",
+        metavar="PATH",
+        help="write one row per label (index, label, scope, layer, canonical, canonical_label, reason, "
+        "score): .jsonl, .csv (optionally .gz) or .parquet by extension; - for stdout (JSON lines)",
+    )
+    parser.add_argument(
+        "--output-format", choices=OUTPUT_FORMATS, help="--out's format (default: by extension)"
     )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
-    parser.add_argument("--no-progress", action="store_true", help="never show a progress bar")
+    _add_quiet(parser)
     parser.add_argument(
         "--engine",
         choices=("in-process", "dask"),
         default="in-process",
-        help="in-process (default), or dask: partitioned by scope on a Dask cluster (memdedup[dask]); "
-        "the same output. Dask also reads .parquet",
+        help="in-process, or dask: partitioned by scope on a Dask cluster (memdedup[dask]); the same output",
     )
     parser.add_argument(
         "--scheduler", metavar="ADDRESS", help="dask: an existing cluster's scheduler (default: a local one)"
+    )
+    parser.add_argument(
+        "--scheduler-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="dask: how long to try to reach --scheduler",
     )
     parser.add_argument(
         "--workers", type=int, metavar="N", help="dask: the local cluster's worker processes (default: CPUs)"
@@ -304,56 +408,138 @@ def _add_dedup_parser(subparsers: Any) -> None:
     parser.set_defaults(func=_run_dedup)
 
 
-def _run_dedup(args: argparse.Namespace) -> int:
-    from memdedup.batch import dedup_table, read_label_table
+def _check_dedup_args(args: argparse.Namespace) -> str | None:
+    """Refuse what would do nothing or cannot work, before anything is read; the output format."""
+    from memdedup.tables import check_writable, output_format
 
-    if args.engine == "dask":
-        run = _run_dedup_dask(args)
-    else:
+    if args.mode == "replay" and args.cluster is not None:
+        raise InvalidInputError("--cluster applies to --mode join only (replay does not cluster)")
+    if args.mode == "join" and args.prefix is not None:
+        raise InvalidInputError("--prefix applies to --mode replay only (join has no prefix gate)")
+    _check_min_chars(args.min_chars)
+    if args.engine != "dask":
         if args.scheduler is not None or args.workers is not None:
             raise InvalidInputError("--scheduler and --workers apply to --engine dask only")
-        with _progress_bar(0, not args.no_progress and not args.json, unit="label", desc="read") as progress:
-            table = read_label_table(
-                args.input,
-                label_column=args.label_column,
-                scope_column=args.scope_column,
-                layer_column=args.layer_column,
-                progress=progress,
-            )
+    elif args.scheduler is not None and args.workers is not None:
+        raise InvalidInputError("--workers sizes a local cluster; it does not apply with --scheduler")
+    if args.scheduler_timeout <= 0:
+        raise InvalidInputError(f"--scheduler-timeout must be positive, not {args.scheduler_timeout}")
+    if args.out is None:
+        if args.output_format is not None:
+            raise InvalidInputError("--output-format applies to --out only")
+        return None
+    kind = output_format(args.out, args.output_format)
+    check_writable(args.out)
+    if args.out != "-" and args.input != "-" and os.path.exists(args.out):
+        try:
+            if os.path.samefile(args.out, args.input):
+                raise InvalidInputError(f"--out {args.out} is the input file: it would be overwritten")
+        except OSError:
+            pass
+    return kind
+
+
+def _run_dedup(args: argparse.Namespace) -> int:
+    from memdedup.batch import dedup_table
+    from memdedup.tables import read_label_table, write_records
+
+    out_format = _check_dedup_args(args)
+    to_stdout = args.out == "-"
+    progress = Progress.for_command(args.quiet)
+    if args.engine == "dask":
+        run = _run_dedup_dask(args, progress)
+    else:
+        table = read_label_table(
+            args.input,
+            label_column=args.label_column,
+            scope_column=args.scope_column,
+            layer_column=args.layer_column,
+            fmt=args.input_format,
+            progress=progress,
+        )
         run = dedup_table(
             table,
             mode=args.mode,
             threshold=args.threshold,
             min_chars=args.min_chars,
-            prefix=args.prefix,
-            cluster=args.cluster,
+            prefix=args.prefix or "raw",
+            cluster=args.cluster or "canonical",
+            progress=progress,
         )
-    if args.out:
-        try:
-            with open(args.out, "w", encoding="utf-8", errors="surrogateescape") as out:
-                for record in run.records():
-                    out.write(json.dumps(record, ensure_ascii=False) + "\n")
-        except OSError as exc:
-            raise InvalidInputError(f"cannot write {args.out}: {exc.strerror or exc}") from exc
+    if args.out is not None:
+        write_records(
+            args.out,
+            run.records(),
+            run.columns(),
+            fmt=out_format,
+            total=len(run.table.labels),
+            progress=progress,
+        )
     summary = run.summary()
+    summary["parameters"] = _dedup_parameters(args, summary["parameters"], out_format)
+    # With the rows on stdout, the summary goes to stderr so that the two never mix.
+    stream = sys.stderr if to_stdout else sys.stdout
     if args.json:
-        json.dump(summary, sys.stdout, indent=2)
-        sys.stdout.write("\n")
-        return 0
-    sys.stdout.write(
-        f"memdedup dedup: {args.input} ({args.mode}"
-        + (f", prefix {args.prefix}" if args.mode == "replay" else f", {args.cluster} clusters")
-        + f", threshold {args.threshold})\n"
-        f"  {summary['labels']} labels: {summary['canonicals']} canonical, {summary['collapsed']} collapsed"
-        f" in {summary['seconds']:.2f} s\n"
-        f"  by reason: {_counter_line(summary['by_reason'])}\n"
-    )
-    if args.out:
-        sys.stdout.write(f"  wrote {args.out}\n")
+        json.dump(summary, stream, indent=2, ensure_ascii=False)
+        stream.write("\n")
+    else:
+        _print_dedup_summary(summary, args, stream)
+    stream.flush()
     return 0
 
 
-def _run_dedup_dask(args: argparse.Namespace) -> Any:
+def _dedup_parameters(
+    args: argparse.Namespace, used: dict[str, Any], out_format: str | None
+) -> dict[str, Any]:
+    """Every parameter of the run, as given or defaulted (the ``--json`` summary's ``parameters``)."""
+    return {
+        **used,
+        "mode": args.mode,
+        "input_format": args.input_format,
+        "label_column": args.label_column,
+        "scope_column": args.scope_column,
+        "layer_column": args.layer_column,
+        "engine": args.engine,
+        "scheduler": args.scheduler,
+        "workers": args.workers,
+        "out": args.out,
+        "output_format": out_format,
+    }
+
+
+def _print_dedup_summary(summary: dict[str, Any], args: argparse.Namespace, out: TextIO) -> None:
+    params = summary["parameters"]
+    how = f"prefix {params['prefix']}" if args.mode == "replay" else f"{params['cluster']} clusters"
+    out.write(
+        f"memdedup dedup: {summary['input']} ({args.mode}, {how}, threshold {params['threshold']}, "
+        f"min-chars {params['min_chars']})\n"
+        f"  {summary['labels']} labels: {summary['canonicals']} canonical, {summary['collapsed']} collapsed"
+        f" in {summary['seconds']:.2f} s\n"
+        f"  by reason: {_counter_line(summary['by_reason']) or 'none'}\n"
+    )
+    partitions = [f"{summary[k]} {k}" for k in ("scopes", "layers") if summary.get(k) is not None]
+    if partitions:
+        out.write(f"  partitions: {', '.join(partitions)} (nothing collapses across them)\n")
+    if summary["examples"]:
+        out.write("\nExamples of collapses\n")
+        rows = [
+            (
+                e["index"],
+                _shorten(e["label"], 44),
+                e["canonical"],
+                _shorten(e["canonical_label"], 44),
+                f"{e['reason']} {e['score']:.3f}" if e["score"] is not None else e["reason"],
+            )
+            for e in summary["examples"]
+        ]
+        out.write(
+            _table(("row", "label", "into", "canonical label", "why"), rows, right=frozenset({0, 2})) + "\n"
+        )
+    if args.out is not None and args.out != "-":
+        out.write(f"\nwrote {args.out} ({summary['labels']} rows, {params['output_format']})\n")
+
+
+def _run_dedup_dask(args: argparse.Namespace, progress: Progress) -> Any:
     """``--engine dask``: the same :class:`~memdedup.batch.DedupRun`, computed on a Dask cluster."""
     try:
         from memdedup.dask import dedup_file
@@ -367,16 +553,27 @@ def _run_dedup_dask(args: argparse.Namespace) -> Any:
         layer=args.layer_column,
         threshold=args.threshold,
         min_chars=args.min_chars,
-        prefix=args.prefix,
-        cluster=args.cluster,
+        prefix=args.prefix or "raw",
+        cluster=args.cluster or "canonical",
         scheduler=args.scheduler,
         workers=args.workers,
+        fmt=args.input_format,
+        timeout=args.scheduler_timeout,
+        progress=progress,
     )
 
 
 # ---------------------------------------------------------------------------------------------------
 # tune
 # ---------------------------------------------------------------------------------------------------
+_TUNE_EXAMPLES = """\
+examples:
+  memdedup tune                                        # the bundled restatement corpus
+  memdedup tune my-pairs.jsonl --thresholds 0.70:0.95:0.01 --plot tune.png
+  memdedup tune --guards value,negation --prefix none --json > tune.json
+"""
+
+
 def _thresholds_arg(text: str) -> Any:
     from memdedup.tuning import parse_thresholds
 
@@ -405,18 +602,22 @@ def _add_tune_parser(subparsers: Any) -> None:
             "every threshold of --thresholds, and report precision, recall and F1, the collapses per class, "
             "and the false merges and misses at --threshold with their scores."
         ),
+        epilog=_TUNE_EXAMPLES,
+        formatter_class=_Help,
     )
-    parser.add_argument("pairs", metavar="PAIRS.jsonl", nargs="?", help="labelled pairs (default: bundled)")
+    parser.add_argument(
+        "pairs", metavar="PAIRS.jsonl", nargs="?", help="labelled pairs (.gz read; - stdin; default: bundled)"
+    )
     parser.add_argument(
         "--thresholds",
         type=_thresholds_arg,
         default="0.70:0.95:0.01",
-        help="A:B:STEP, inclusive (default 0.70:0.95:0.01), or comma-separated values",
+        help="A:B:STEP, inclusive, or comma-separated values",
     )
+    parser.add_argument("--threshold", type=_unit_interval, default=0.85, help="the threshold detailed")
     parser.add_argument(
-        "--threshold", type=_unit_interval, default=0.85, help="the threshold detailed (default 0.85)"
+        "--min-chars", type=_min_chars, default=16, help="containment minimum length (0 or more)"
     )
-    parser.add_argument("--min-chars", type=int, default=16, help="containment minimum length (16)")
     parser.add_argument(
         "--prefix",
         choices=("raw", "normalised", "none"),
@@ -424,44 +625,40 @@ def _add_tune_parser(subparsers: Any) -> None:
         help="candidate gate: the raw label's 20-char prefix (the seed's), the normalised one's, or none",
     )
     parser.add_argument(
-        "--guards",
-        type=_guards_arg,
-        default="none",
-        help="none, value, negation, all or value,negation (default none)",
+        "--guards", type=_guards_arg, default="none", help="none, value, negation, all or value,negation"
     )
     parser.add_argument("--show", type=int, default=20, help="false merges and misses listed (0: all)")
     parser.add_argument("--json", action="store_true", help="print the full report as JSON")
     parser.add_argument(
-        "--plot", metavar="FILE.png", help="draw precision/recall and a class heatmap (needs matplotlib)"
+        "--plot",
+        metavar="FILE.png",
+        help="draw precision/recall and a class heatmap (needs matplotlib; .png, .svg, .pdf, ...)",
     )
+    _add_quiet(parser)
     parser.set_defaults(func=_run_tune)
 
 
 def _run_tune(args: argparse.Namespace) -> int:
-    import importlib.util
+    from memdedup.tuning import check_plot_path, plot_sweep, tune
 
-    from memdedup.tuning import plot_sweep, tune
-
-    if args.plot and importlib.util.find_spec("matplotlib") is None:
-        print("memdedup tune: error: --plot needs matplotlib: pip install 'memdedup[plot]'", file=sys.stderr)
-        return 2
-    if args.min_chars < 0:
-        raise InvalidInputError(f"--min-chars must not be negative, not {args.min_chars}")
-    report = tune(
-        args.pairs,
-        thresholds=args.thresholds,
-        threshold=args.threshold,
-        min_chars=args.min_chars,
-        prefix=args.prefix,
-        guards=args.guards,
-    )
+    _check_min_chars(args.min_chars)
     if args.plot:
-        try:
+        check_plot_path(args.plot)
+    progress = Progress.for_command(args.quiet or args.json)
+    with progress.spinner("tune"):
+        report = tune(
+            args.pairs,
+            thresholds=args.thresholds,
+            threshold=args.threshold,
+            min_chars=args.min_chars,
+            prefix=args.prefix,
+            guards=args.guards,
+        )
+    if args.plot:
+        with progress.spinner("plot"):
             plot_sweep(
                 report.sweep, args.plot, threshold=args.threshold, title=f"memdedup tune: {report.source}"
             )
-        except OSError as exc:
-            raise InvalidInputError(f"cannot write {args.plot}: {exc.strerror or exc}") from exc
     if args.json:
         out = report.to_dict()
         if args.plot:
@@ -486,7 +683,9 @@ def build_parser() -> argparse.ArgumentParser:
     from memdedup import __version__
 
     parser = argparse.ArgumentParser(
-        prog="memdedup", description="Exact, fast write and recall hygiene for LLM-agent memory."
+        prog="memdedup",
+        description="Exact, fast write and recall hygiene for LLM-agent memory.",
+        epilog="Run 'memdedup COMMAND --help' for a command's options, defaults and examples.",
     )
     parser.add_argument("--version", action="version", version=f"memdedup {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -515,6 +714,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141
+    except OSError as exc:  # a file the command writes (a plot, an output) that the system refused
+        where = f" {exc.filename}" if exc.filename else ""
+        print(f"memdedup {args.command}: error:{where} {exc.strerror or exc}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memdedup import batch
+from memdedup import batch, tables
 from memdedup._reference import (
     DEDUP_PREFIX_LEN,
     DEDUP_QUERY_LIMIT,
@@ -35,10 +35,14 @@ from memdedup._reference import (
     DEDUP_SUBSUME_MIN_CHARS,
 )
 from memdedup.errors import InvalidInputError
+from memdedup.inputs import display_name, input_size
+from memdedup.missing import as_labels, label_text
+from memdedup.progress import Progress
 
 try:
     import dask
     import dask.bag as db
+    import dask.base
     import dask.dataframe as dd
     import pandas as pd
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
@@ -61,26 +65,30 @@ _MODES = ("replay", "join")
 # ---------------------------------------------------------------------------------------------------
 # Input
 # ---------------------------------------------------------------------------------------------------
-def _kind(path: Path) -> tuple[str, bool]:
-    suffixes = [s.lower() for s in path.suffixes]
-    gz = bool(suffixes) and suffixes[-1] == ".gz"
-    if gz:
-        suffixes = suffixes[:-1]
-    last = suffixes[-1] if suffixes else ""
-    if path.is_dir() or last in (".parquet", ".pq"):
-        return "parquet", gz
-    return {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv"}.get(last, "text"), gz
+def _keep_types() -> Any:
+    """Dask's ``dataframe.convert-string`` off while a graph is built and run: it would turn an object
+    column's ``1``, ``True`` and ``"1"`` (and MISSING) into the same text, merging partitions the
+    in-process engine keeps apart; and task-based shuffles, since the P2P shuffle moves partitions as
+    Arrow tables, which cannot hold such typed object cells."""
+    return dask.config.set({"dataframe.convert-string": False, "dataframe.shuffle.method": "tasks"})
+
+
+def _kind(path: Path, fmt: str | None) -> str:
+    if fmt is None and path.is_dir():
+        return "parquet"
+    return tables.input_format(path, fmt)
 
 
 def _jsonl_rows(lines: list[str], columns: tuple[str, ...], path: str) -> list[tuple[Any, ...]]:
+    """A partition of a remote JSONL file, read with the in-process reader's rules (its line numbers
+    are not known here: an error quotes the line instead)."""
     label, *others = columns
     out = []
     for line in lines:
-        row = batch.parse_jsonl_row(line, label, f"{path} (line {line[:80]!r})")
+        row = tables.parse_jsonl_row(line, label, f"{path} (the line {line[:80]!r})")
         if row is None:
             continue
-        value = row[label]
-        out.append(("" if value is None else str(value), *(batch._column_text(row.get(c)) for c in others)))
+        out.append((label_text(row[label]), *(tables.cell_value(row, c) for c in others)))
     return out
 
 
@@ -92,72 +100,123 @@ def read_input(
     layer: str | None = "layer",
     order: str | None = None,
     blocksize: str | int | None = "64MiB",
+    fmt: str | None = None,
 ) -> dd.DataFrame:
     """A Dask DataFrame of ``path``: Parquet (a ``.parquet``/``.pq`` file or a directory), CSV (``.csv``),
     JSON lines (``.jsonl``/``.ndjson``) or text (anything else: one label per line); ``.gz`` on the
-    last three.
+    last three; ``fmt`` overrides the extension.
 
-    CSV, JSONL and text are read as :func:`memdedup.batch.read_label_table` reads them (every CSV cell as
-    text, a JSON ``null`` label as ``""``, a non-text scope or layer as its JSON), so the Dask engine
-    sees the labels the in-process engine sees. A ``scope`` or ``layer`` column the file does not have is
-    added as ``""`` (one partition, as the in-process engine does without it); the label column must be
-    there. ``order``, when given, must be in the file and is read as integers. Compressed files are read
-    as one partition each (gzip cannot be split).
+    A local file (not a directory, URL or glob) is read by :func:`memdedup.tables.read_columns`, the
+    in-process engine's reader, and split into partitions of about ``blocksize`` bytes: the same labels,
+    the same typed scope and layer values, the same errors (the file, the line, the byte). A directory,
+    URL or glob goes to Dask's readers with the same per-cell rules (a JSONL error then quotes the line:
+    its number is not known in a block).
+
+    A ``scope`` or ``layer`` column the file does not have is added as :data:`memdedup.tables.MISSING`
+    for every row (one partition, as the in-process engine does without it); the label column must be
+    there. ``order``, when given, must be in the file and is read as integers.
     """
+    with _keep_types():
+        return _read_input(path, label, scope, layer, order, blocksize, fmt)
+
+
+def _read_input(
+    path: str | os.PathLike[str],
+    label: str,
+    scope: str | None,
+    layer: str | None,
+    order: str | None,
+    blocksize: str | int | None,
+    fmt: str | None,
+) -> dd.DataFrame:
     url = os.fspath(path)
     p = Path(url)
-    kind, gz = _kind(p)
-    size = None if gz else blocksize
+    kind = _kind(p, fmt)
     wanted = [c for c in (label, scope, layer, order) if c is not None]
     if len(set(wanted)) != len(wanted):
         raise InvalidInputError(f"the label, scope, layer and order columns must differ: {wanted}")
-    local = "://" not in url and not any(ch in url for ch in "*?[")
-    if local and not p.exists():
+    local = url == "-" or ("://" not in url and not any(ch in url for ch in "*?["))
+    if local and url != "-" and not p.exists():
         raise InvalidInputError(f"cannot read {path}: no such file or directory")
-    source = str(p) if local else url  # a URL (s3://, gs://, ...) or glob goes to Dask's readers as given
-    if kind == "parquet":
-        frame = dd.read_parquet(source)
-    elif kind == "csv":
-        frame = dd.read_csv(
-            source, dtype=object, keep_default_na=False, na_filter=False, blocksize=size, encoding="utf-8"
-        )
-    elif kind == "jsonl":
-        columns = (label, *(c for c in (scope, layer, order) if c is not None))
-        bag = db.read_text(source, blocksize=size, encoding="utf-8").map_partitions(
-            _jsonl_rows, columns, str(path)
-        )
-        meta = pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
-        frame = bag.to_dataframe(meta=meta)
+    others = [c for c in (scope, layer, order) if c is not None]
+    if local and not p.is_dir():
+        labels, columns, name = tables.read_columns(url, label, others, fmt=kind)
+        if order is not None and columns.get(order) is None:
+            raise InvalidInputError(f"{name}: no {order!r} column")
+        data = {label: labels}
+        for c in others:
+            values = columns.get(c)
+            data[c] = values if values is not None else [tables.MISSING] * len(labels)
+        frame = pd.DataFrame({c: pd.Series(v, dtype=object) for c, v in data.items()})
+        size = input_size(url) or 0
+        block = dask.utils.parse_bytes(blocksize) if blocksize is not None else size or 1
+        parts = max(1, min(len(frame), -(-size // max(1, block)))) if len(frame) else 1
+        frame = dd.from_pandas(frame, npartitions=parts, sort=False)
     else:
-        if order:
-            raise InvalidInputError(f"{path}: a text file has no {order!r} column")
-        bag = db.read_text(source, blocksize=size, encoding="utf-8").map_partitions(
-            # read_text reads with universal newlines and keeps each line's "\n": drop just that, as
-            # batch.read_label_table splits (a U+2028 inside a label is not a line break).
-            lambda lines: [(line[:-1] if line.endswith("\n") else line,) for line in lines]
-        )
-        frame = bag.to_dataframe(meta=pd.DataFrame({label: pd.Series(dtype=object)}))
+        frame = _read_remote(url, kind, label, others, blocksize, order)
     if label not in frame.columns:
         raise InvalidInputError(f"{path}: no {label!r} column (it has {list(frame.columns)})")
     if order and order not in frame.columns:
         raise InvalidInputError(f"{path}: no {order!r} column (it has {list(frame.columns)})")
-    if order and kind in ("csv", "jsonl"):
+    if order and kind in ("csv", "jsonl", "text"):
         # Text to integers; a blank or non-numeric value becomes missing, which dedup() counts and refuses.
         frame = frame.assign(**{order: dd.to_numeric(frame[order], errors="coerce").astype("Int64")})
-    for name in (scope, layer):
-        if name is not None and name not in frame.columns:
-            frame = frame.assign(**{name: ""})
+    for column in (scope, layer):
+        if column is not None and column not in frame.columns:
+            frame = frame.assign(**{column: tables.MISSING})
     return frame[wanted]
+
+
+def _read_remote(
+    url: str, kind: str, label: str, others: list[str], blocksize: str | int | None, order: str | None
+) -> dd.DataFrame:
+    """A directory, URL or glob, with Dask's readers (gzip cannot be split: one partition a file)."""
+    size = None if url.lower().endswith(".gz") else blocksize
+    if kind == "parquet":
+        return dd.read_parquet(url, dtype_backend="pyarrow")
+    if kind == "csv":
+        return dd.read_csv(
+            url, dtype=object, keep_default_na=False, na_filter=False, blocksize=size, encoding="utf-8"
+        )
+    if kind == "jsonl":
+        columns = (label, *others)
+        bag = db.read_text(url, blocksize=size, encoding="utf-8").map_partitions(_jsonl_rows, columns, url)
+        return bag.to_dataframe(meta=pd.DataFrame({c: pd.Series(dtype=object) for c in columns}))
+    if order is not None:
+        raise InvalidInputError(f"{url}: a text file has no {order!r} column")
+    bag = db.read_text(url, blocksize=size, encoding="utf-8").map_partitions(
+        # read_text reads with universal newlines and keeps each line's "\n": drop just that, as
+        # memdedup.inputs.split_lines splits (a U+2028 inside a label is not a line break).
+        lambda lines: [(line[:-1] if line.endswith("\n") else line,) for line in lines]
+    )
+    return bag.to_dataframe(meta=pd.DataFrame({label: pd.Series(dtype=object)}))
+
+
+def _key_column(part: pd.DataFrame, keys: tuple[str, ...]) -> pd.Series:
+    """Each row's partition as text that equals another row's exactly when the in-process engine puts
+    the two in one partition (:func:`memdedup.batch.partition_token`): what the shuffle groups by."""
+    columns = [_cells(part[k]) for k in keys]
+    tokens = [
+        "\x00".join(batch.partition_token(v, k) for v, k in zip(values, keys, strict=True))
+        for values in zip(*columns, strict=True)
+    ]
+    return pd.Series(tokens, index=part.index, dtype=object)
+
+
+def _cells(column: pd.Series) -> list[Any]:
+    """A scope or layer column's values as the in-process reader has them (an Arrow-backed column's
+    nulls as None, its nested values as :class:`~memdedup.tables.JSONValue`)."""
+    if isinstance(column.dtype, pd.ArrowDtype):
+        import pyarrow as pa
+
+        return tables.arrow_values(pa.array(column.array))
+    return column.tolist()
 
 
 # ---------------------------------------------------------------------------------------------------
 # The per-partition work (runs on the workers)
 # ---------------------------------------------------------------------------------------------------
-def _label_text(column: pd.Series) -> list[str]:
-    """Labels as the engine sees them: a missing value (None, NaN, NA) is the empty label."""
-    if isinstance(column.dtype, pd.StringDtype):  # text or missing only
-        return column.fillna("").tolist()
-    return ["" if v is None or (not isinstance(v, str) and pd.isna(v)) else str(v) for v in column.tolist()]
+_KEY = "_memdedup_partition"
 
 
 def _dedup_partition(
@@ -170,7 +229,10 @@ def _dedup_partition(
     params: dict[str, Any],
     cluster: str,
 ) -> pd.DataFrame:
-    """Dedup one shuffled partition (whole groups only): sort by row id, one engine call for every group."""
+    """Dedup one shuffled partition (whole groups only): sort by row id, one engine call for every group.
+
+    Rows are grouped by their partition token (``_KEY``), which equals another row's exactly when the
+    in-process engine groups the two: so the groups here are the in-process engine's groups."""
     if part.empty:
         return out_meta.iloc[:0].copy()
     part = part.sort_values(ROW_ID, kind="stable")
@@ -178,21 +240,14 @@ def _dedup_partition(
     if len(ids) > 1 and bool((ids[1:] == ids[:-1]).any()):
         dup = int(ids[1:][ids[1:] == ids[:-1]][0])
         raise InvalidInputError(f"the order column must be unique (it is the row id); {dup} repeats")
-    labels = _label_text(part[label])
-    columns = [part[k].tolist() for k in keys]
+    labels = [label_text(v) for v in as_labels(part[label])]
+    groups = part[_KEY].tolist() if keys else None
     if mode == "replay":
-        scopes = columns[0] if keys else None
-        layers = columns[1] if len(keys) > 1 else None
-        r = batch.replay(labels, scopes=scopes, layers=layers, **params)
+        r = batch.replay(labels, scopes=groups, **params)
         canonical, reason, score = r.canonical, r.reason, r.score
     else:
-        groups = list(zip(*columns, strict=True)) if len(keys) > 1 else (columns[0] if keys else None)
         c = batch.clusters(
-            labels,
-            mode=cluster,
-            threshold=params["threshold"],
-            min_chars=params["min_chars"],
-            scopes=groups,
+            labels, mode=cluster, threshold=params["threshold"], min_chars=params["min_chars"], scopes=groups
         )
         canonical, reason, score = c.canonical, c.reason, c.score
     out = pd.DataFrame(
@@ -211,16 +266,18 @@ def _dedup_partition(
 # ---------------------------------------------------------------------------------------------------
 # The engine
 # ---------------------------------------------------------------------------------------------------
-def _survey(frame: dd.DataFrame, keys: tuple[str, ...], order: str | None) -> dict[str, Any]:
-    """One pass over the key columns: row count, missing keys, the largest group."""
+def _survey(frame: dd.DataFrame, keys: tuple[str, ...], order: str | None, typed: bool) -> dict[str, Any]:
+    """One pass over the key columns: row count, missing keys (unless ``typed``: a file's null is a
+    value), the largest group."""
     todo: dict[str, Any] = {"rows": frame[frame.columns[0]].size}
-    for k in keys:
-        todo[f"missing:{k}"] = frame[k].isna().sum()
+    if not typed:
+        for k in keys:
+            todo[f"missing:{k}"] = frame[k].isna().sum()
     if order is not None:
         todo[f"missing:{order}"] = frame[order].isna().sum()
     if keys:
-        todo["largest"] = frame.groupby(list(keys), dropna=True).size().nlargest(1)
-    return dict(zip(todo, dask.compute(*todo.values()), strict=True))
+        todo["largest"] = frame.groupby(_KEY).size().nlargest(1)
+    return dict(zip(todo, dask.base.compute(*todo.values()), strict=True))
 
 
 def _add_row_id(frame: dd.DataFrame, order: str | None) -> dd.DataFrame:
@@ -248,6 +305,7 @@ def dedup(
     cluster: str = "canonical",
     npartitions: int | None = None,
     warn_fraction: float = 0.5,
+    typed_keys: bool = False,
 ) -> dd.DataFrame:
     """Dedup every row of ``data``, partitioned by ``(scope, layer)``; a Dask DataFrame of the results.
 
@@ -263,14 +321,56 @@ def dedup(
 
     Missing values: a missing label is the empty label (reason ``"empty"``), as in
     :func:`memdedup.batch.replay`; a missing scope, layer or order value raises
-    :class:`~memdedup.errors.InvalidInputError` with the number of such rows (use ``""`` for "no scope").
-    ``scope=None`` puts every row in one group.
+    :class:`~memdedup.errors.InvalidInputError` with the number of such rows (use ``""`` for "no scope"),
+    unless ``typed_keys`` (set for a path: a file's ``null`` is a value of its own, as in the in-process
+    engine). ``scope=None`` puts every row in one group.
+
+    Partitions: rows are grouped by :func:`memdedup.batch.partition_token` of their scope and layer
+    values, exactly as the in-process engine groups them (``1``, ``1.0``, ``True`` and ``"1"`` are four
+    partitions; ``None``, ``""`` and a missing field three).
 
     Eager part: one pass over the key columns (counts, missing values, the largest group) runs before
     this returns; the dedup itself runs when the result is computed. A group never splits: the largest
     one runs as one task on one worker, and a warning is logged when it holds more than ``warn_fraction``
     of the rows.
     """
+    with _keep_types():
+        return _dedup(
+            data,
+            mode,
+            label,
+            scope,
+            layer,
+            order,
+            threshold,
+            min_chars,
+            prefix,
+            prefix_len,
+            query_limit,
+            cluster,
+            npartitions,
+            warn_fraction,
+            typed_keys,
+        )
+
+
+def _dedup(
+    data: dd.DataFrame | pd.DataFrame | str | os.PathLike[str],
+    mode: str,
+    label: str,
+    scope: str | None,
+    layer: str | None,
+    order: str | None,
+    threshold: float,
+    min_chars: int,
+    prefix: str,
+    prefix_len: int,
+    query_limit: int,
+    cluster: str,
+    npartitions: int | None,
+    warn_fraction: float,
+    typed_keys: bool,
+) -> dd.DataFrame:
     if mode not in _MODES:
         raise InvalidInputError(f"mode must be 'replay' or 'join', not {mode!r}")
     if prefix not in ("raw", "normalised"):
@@ -280,12 +380,14 @@ def dedup(
     threshold = batch._check_threshold(threshold)
     if not 0.0 <= threshold <= 1.0:
         raise InvalidInputError(f"threshold must lie in [0, 1], not {threshold}")
+    min_chars = batch.check_min_chars(min_chars)
     if prefix_len < 0 or query_limit < 0:
         raise InvalidInputError("prefix_len and query_limit must not be negative")
     if layer is not None and scope is None:
         raise InvalidInputError("a layer column needs a scope column (use a constant scope column)")
     if isinstance(data, str | os.PathLike):
         data = read_input(data, label=label, scope=scope, layer=layer, order=order)
+        typed_keys = True
     elif isinstance(data, pd.DataFrame):
         data = dd.from_pandas(data, npartitions=max(1, min(os.cpu_count() or 1, len(data) // 50_000 + 1)))
     keys = tuple(k for k in (scope, layer) if k is not None)
@@ -303,9 +405,11 @@ def dedup(
     if order is not None and not pd.api.types.is_integer_dtype(data[order].dtype):
         raise InvalidInputError(f"the order column {order!r} must hold integers, not {data[order].dtype}")
     frame = data[wanted]
+    if keys:
+        frame = frame.assign(**{_KEY: frame.map_partitions(_key_column, keys, meta=(_KEY, object))})
 
-    stats = _survey(frame, keys, order)
-    for column in (*keys, *([order] if order else [])):
+    stats = _survey(frame, keys, order, typed_keys)
+    for column in (*(() if typed_keys else keys), *([order] if order else [])):
         count = int(stats[f"missing:{column}"])
         if count:
             what = "order" if column == order else ("scope" if column == scope else "layer")
@@ -327,9 +431,15 @@ def dedup(
             )
 
     frame = _add_row_id(frame, order)
-    frame = frame[[ROW_ID, label, *keys]]
+    frame = frame[[ROW_ID, label, *keys, *([_KEY] if keys else [])]]
     if keys:
-        shuffled = frame.shuffle(on=list(keys), npartitions=npartitions or frame.npartitions)
+        shuffled = frame.shuffle(
+            on=_KEY,
+            npartitions=npartitions or frame.npartitions,
+            # Task-based: the P2P shuffle moves partitions as Arrow tables, which cannot hold typed
+            # object cells (an int beside a str, MISSING, JSONValue).
+            method="tasks",
+        )
     else:
         shuffled = frame.repartition(npartitions=1)
     meta = pd.DataFrame(
@@ -392,40 +502,81 @@ def dedup_file(
     cluster: str = "canonical",
     scheduler: str | None = None,
     workers: int | None = None,
+    fmt: str | None = None,
+    timeout: float = 10.0,
+    progress: Progress | None = None,
 ) -> batch.DedupRun:
-    """``memdedup dedup --engine dask``: dedup a file on a Dask cluster (``scheduler``: an address, else a
-    :func:`local_client` of ``workers`` processes, closed at the end) and collect the result, sorted by
-    row, as the :class:`~memdedup.batch.DedupRun` the in-process engine returns. ``seconds`` counts the
-    read and the dedup, not the cluster's start."""
-    from distributed import Client
-
+    """``memdedup dedup --engine dask``: dedup a file on a Dask cluster (``scheduler``: an address, tried
+    for ``timeout`` seconds, else a :func:`local_client` of ``workers`` processes, closed at the end) and
+    collect the result, sorted by row, as the :class:`~memdedup.batch.DedupRun` the in-process engine
+    returns. ``seconds`` counts the read and the dedup, not the cluster's start. A scheduler that cannot
+    be reached is an :class:`~memdedup.errors.InvalidInputError` saying how long it was tried."""
+    shown = progress if progress is not None else Progress()
     if scheduler is not None and workers is not None:
         raise InvalidInputError("--workers sizes a local cluster; it does not apply with --scheduler")
-    client = Client(scheduler) if scheduler is not None else local_client(workers)
+    client = _connect(scheduler, timeout, shown) if scheduler is not None else local_client(workers)
     with client:
         start = time.perf_counter()
-        result = dedup(
-            path,
-            mode=mode,
-            label=label,
-            scope=scope,
-            layer=layer,
-            threshold=threshold,
-            min_chars=min_chars,
-            prefix=prefix,
-            cluster=cluster,
-        ).compute()
+        frame = read_input(path, label=label, scope=scope, layer=layer, fmt=fmt)
+        layer_used = layer
+        if layer is not None and scope is None:
+            layer_used = None  # a layer needs a scope column (dedup() refuses one alone)
+        with shown.spinner("dask"), _keep_types():
+            result = dedup(
+                frame,
+                mode=mode,
+                label=label,
+                scope=scope,
+                layer=layer_used,
+                threshold=threshold,
+                min_chars=min_chars,
+                prefix=prefix,
+                cluster=cluster,
+                typed_keys=True,
+            ).compute()
         seconds = time.perf_counter() - start
     result = result.sort_values(ROW_ID, kind="stable")
     n = len(result)
     if not np.array_equal(result[ROW_ID].to_numpy(), np.arange(n)):
         raise InvalidInputError(f"{path}: the result lost or repeated rows")  # never expected
+    name = display_name(path)
+
+    def column(name_: str | None) -> list[Any] | None:
+        if name_ is None or name_ not in result.columns:
+            return None
+        values = result[name_].tolist()
+        return None if all(v is tables.MISSING for v in values) else values
+
     table = batch.LabelTable(
-        labels=result[label].tolist(),
-        scopes=result[scope].tolist() if scope is not None else None,
-        layers=result[layer].tolist() if layer is not None else None,
+        labels=result[label].tolist(), scopes=column(scope), layers=column(layer_used), source=name
     )
     score = result["score"].to_numpy(dtype=np.float64, na_value=math.nan)
+    parameters: dict[str, Any] = {"threshold": float(threshold), "min_chars": int(min_chars)}
+    parameters["prefix" if mode == "replay" else "cluster"] = prefix if mode == "replay" else cluster
     return batch.DedupRun(
-        table, mode, result["canonical"].to_numpy(dtype=np.int64), result["reason"].tolist(), score, seconds
+        table,
+        mode,
+        result["canonical"].to_numpy(dtype=np.int64),
+        result["reason"].tolist(),
+        score,
+        seconds,
+        parameters,
     )
+
+
+def _connect(address: str, timeout: float, progress: Progress) -> Client:
+    """A client of the scheduler at ``address``, or an error that says what failed and how long it
+    was tried (never the connection's traceback)."""
+    from distributed import Client
+
+    start = time.perf_counter()
+    try:
+        with progress.spinner(f"connecting to {address}"):
+            return Client(address, timeout=timeout)
+    except (OSError, TimeoutError, ValueError) as exc:
+        waited = time.perf_counter() - start
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise InvalidInputError(
+            f"--scheduler {address}: could not connect (tried for {waited:.1f} s; --scheduler-timeout "
+            f"{timeout:g}): {reason}"
+        ) from None

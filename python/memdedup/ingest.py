@@ -54,7 +54,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Callable, Generator, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from types import FrameType
-from typing import Any
+from typing import Any, BinaryIO
 
 from memdedup._backend import impl as _impl
 from memdedup.dedup import (
@@ -64,6 +64,7 @@ from memdedup.dedup import (
     DEDUP_SUBSUME_MIN_CHARS,
 )
 from memdedup.errors import InputTypeError, InvalidInputError
+from memdedup.inputs import UTF8_BOM, display_name, open_binary, utf8_error
 from memdedup.operations import (
     DEDUP_LAYERS,
     ExtractedMemory,
@@ -111,36 +112,54 @@ MAX_TURN = 2**63 - 1
 # Reading turns
 # ---------------------------------------------------------------------------------------------------
 def read_turns(
-    path: str | os.PathLike[str], *, scrubber: CredentialScrubber | None = None
+    path: str | os.PathLike[str] | BinaryIO,
+    *,
+    scrubber: CredentialScrubber | None = None,
+    name: str | None = None,
 ) -> Generator[Turn | LineProblem, None, None]:
-    """The turns of a ``.jsonl`` file, line by line; a line that is not a turn yields its reason.
+    """The turns of a ``.jsonl`` file (``-`` for stdin; gzip read decompressed, as every input is read:
+    :mod:`memdedup.inputs`) or of a binary stream, line by line; a line that is not a turn yields its
+    reason (``name`` names the input in those reasons).
 
-    Blank lines are skipped. An unreadable file raises :class:`~memdedup.errors.InvalidInputError`.
+    Blank lines and a UTF-8 byte-order mark are skipped. An unreadable file raises
+    :class:`~memdedup.errors.InvalidInputError`; a line that is not UTF-8 is an ``invalid_utf8`` line
+    problem naming the file, the line and the byte offset, in the words ``memdedup`` uses when it
+    refuses such a file.
     """
     scrubber = scrubber if scrubber is not None else CredentialScrubber()
-    try:
-        handle = open(path, "rb")  # closed in the finally below: the generator owns it
-    except OSError as exc:
-        raise InvalidInputError(f"cannot read {os.fspath(path)!r}: {exc.strerror or exc}") from exc
-    try:
-        for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
-            try:
-                text = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                yield LineProblem(number, f"invalid_utf8: byte {exc.start} is not UTF-8")
-                continue
-            try:
-                value = json.loads(text)
-            except (ValueError, RecursionError) as exc:
-                yield LineProblem(number, f"invalid_json: {_exception_text(exc, scrubber)}")
-                continue
-            yield parse_turn(value, line=number, scrubber=scrubber)
-    except OSError as exc:
-        raise InvalidInputError(f"cannot read {os.fspath(path)!r}: {exc.strerror or exc}") from exc
-    finally:
-        handle.close()
+    if isinstance(path, str | os.PathLike):
+        label = name or display_name(path)
+        with open_binary(path) as handle:
+            yield from _turn_lines(handle, label, scrubber)
+    else:
+        yield from _turn_lines(path, name or "<stream>", scrubber)
+
+
+def _turn_lines(
+    handle: BinaryIO, name: str, scrubber: CredentialScrubber
+) -> Generator[Turn | LineProblem, None, None]:
+    offset = 0
+    for number, raw in enumerate(handle, start=1):
+        base = offset
+        offset += len(raw)
+        if number == 1 and raw.startswith(UTF8_BOM):
+            raw = raw[len(UTF8_BOM) :]
+            base += len(UTF8_BOM)
+        if not raw.strip():
+            continue
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            yield LineProblem(
+                number, "invalid_utf8: " + utf8_error(name, raw, exc, first_line=number, base=base)
+            )
+            continue
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            yield LineProblem(number, f"invalid_json: {_exception_text(exc, scrubber)}")
+            continue
+        yield parse_turn(value, line=number, scrubber=scrubber)
 
 
 def parse_turn(
@@ -216,12 +235,9 @@ def _exception_text(exc: BaseException, scrubber: CredentialScrubber, *, typed: 
 
 
 def count_lines(path: str | os.PathLike[str]) -> int:
-    """The number of non-blank lines of a file (the progress bar's total)."""
-    try:
-        with open(path, "rb") as handle:
-            return sum(1 for raw in handle if raw.strip())
-    except OSError as exc:
-        raise InvalidInputError(f"cannot read {os.fspath(path)!r}: {exc.strerror or exc}") from exc
+    """The number of non-blank lines of a file (the progress bar's total; gzip read decompressed)."""
+    with open_binary(path) as handle:
+        return sum(1 for raw in handle if raw.strip())
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -604,13 +620,14 @@ def ingest_file(
     scrubber: CredentialScrubber | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> IngestReport:
-    """Ingest a ``.jsonl`` file of turns (see :class:`Turn`); bad lines are reported, never fatal.
+    """Ingest a ``.jsonl`` file of turns (see :class:`Turn`; ``-`` reads stdin, gzip is read
+    decompressed); bad lines are reported, never fatal.
 
     An unreadable file raises :class:`~memdedup.errors.InvalidInputError` before anything is written.
     """
-    source = os.fspath(path)
-    if not os.path.isfile(source):
-        raise InvalidInputError(f"cannot read {source!r}: no such file")
+    source = display_name(path)
+    if source != "<stdin>" and not os.path.isfile(path):
+        raise InvalidInputError(f"cannot read {source}: no such file")
     scrubber = scrubber if scrubber is not None else CredentialScrubber()
     turns = read_turns(path, scrubber=scrubber)
     try:

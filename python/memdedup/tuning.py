@@ -39,6 +39,7 @@ from memdedup._backend import impl as _impl
 from memdedup._reference import DEDUP_PREFIX_LEN, DEDUP_SIMILARITY_THRESHOLD, DEDUP_SUBSUME_MIN_CHARS
 from memdedup.errors import InvalidInputError
 from memdedup.guards import Guards, as_guards, negation_blocks, value_blocks, why_blocked
+from memdedup.inputs import display_name, read_text, split_lines
 
 __all__ = [
     "PREFIX_MODES",
@@ -50,6 +51,7 @@ __all__ = [
     "Setting",
     "Sweep",
     "TuneReport",
+    "check_plot_path",
     "corpus_path",
     "decide",
     "evaluate",
@@ -59,6 +61,7 @@ __all__ = [
     "load_pairs",
     "parse_pairs",
     "parse_thresholds",
+    "plot_formats",
     "plot_sweep",
     "prepare",
     "sweep",
@@ -142,18 +145,12 @@ def parse_pairs(lines: Iterable[str], source: str = "<pairs>") -> list[LabelledP
 
 
 def load_pairs(path: str | os.PathLike[str] | None = None) -> list[LabelledPair]:
-    """Labelled pairs from a JSONL file (see :func:`parse_pairs`); the bundled corpus when ``path``
-    is None."""
+    """Labelled pairs from a JSONL file (see :func:`parse_pairs`; ``-`` reads stdin, gzip is read
+    decompressed, the text must be UTF-8: :mod:`memdedup.inputs`); the bundled corpus when ``path`` is
+    None."""
     if path is None:
-        return parse_pairs(corpus_path().read_text(encoding="utf-8").splitlines(), "restatements.jsonl")
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as exc:
-        raise InvalidInputError(f"cannot read {os.fspath(path)}: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise InvalidInputError(f"{os.fspath(path)}: not UTF-8 ({exc.reason})") from exc
-    return parse_pairs(text.splitlines(), os.fspath(path))
+        return parse_pairs(split_lines(corpus_path().read_text(encoding="utf-8")), "restatements.jsonl")
+    return parse_pairs(split_lines(read_text(path)), display_name(path))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -222,11 +219,13 @@ def decide(
 ) -> bool:
     """Does ``incoming`` collapse into ``stored`` at write time: the gate, then ``labels_match`` with
     the guards."""
-    from memdedup.dedup import labels_match_ext as labels_match
-
     if not gate_passes(stored, incoming, prefix, prefix_len):
         return False
-    return labels_match(stored, incoming, threshold=threshold, min_chars=min_chars, guards=as_guards(guards))
+    return bool(
+        _impl.labels_match(
+            stored, incoming, threshold=threshold, min_chars=min_chars, guards=as_guards(guards)
+        )
+    )
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -332,7 +331,7 @@ class Prepared:
     def collapsed(self, setting: Setting) -> np.ndarray:
         """The decision for every pair under ``setting``."""
         always, open_ = self.masks(setting, setting.threshold)
-        return always | open_
+        return np.asarray(always | open_, dtype=bool)
 
 
 def prepare(pairs: Sequence[LabelledPair] | Prepared, *, prefix_len: int = DEDUP_PREFIX_LEN) -> Prepared:
@@ -527,20 +526,20 @@ class Sweep:
 
     @property
     def precision(self) -> np.ndarray:
-        return _ratio(self.tp, self.tp + self.fp)
+        return np.asarray(_ratio(self.tp, self.tp + self.fp), dtype=float)
 
     @property
     def recall(self) -> np.ndarray:
-        return _ratio(self.tp, self.tp + self.fn)
+        return np.asarray(_ratio(self.tp, self.tp + self.fn), dtype=float)
 
     @property
     def f1(self) -> np.ndarray:
-        return _f1(self.precision, self.recall)
+        return np.asarray(_f1(self.precision, self.recall), dtype=float)
 
     @property
     def collapse_rate(self) -> np.ndarray:
         """(thresholds, classes): the share of each class's pairs that collapse."""
-        return _ratio(self.class_collapsed, self.class_totals[None, :])
+        return np.asarray(_ratio(self.class_collapsed, self.class_totals[None, :]), dtype=float)
 
     def best(self, metric: str = "f1") -> float:
         """The threshold with the highest ``metric`` (``f1``, ``precision`` or ``recall``; the lowest
@@ -744,19 +743,45 @@ def parse_thresholds(text: str) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------------
 # Pictures
 # ---------------------------------------------------------------------------------------------------
+def plot_formats() -> list[str]:
+    """The image file extensions :func:`plot_sweep` can write (matplotlib's), without the dot."""
+    try:
+        from matplotlib.backend_bases import FigureCanvasBase
+    except ImportError as exc:
+        raise InvalidInputError("plotting needs matplotlib: pip install 'memdedup[plot]'") from exc
+    return sorted(FigureCanvasBase.get_supported_filetypes())
+
+
+def check_plot_path(path: str | os.PathLike[str]) -> None:
+    """Refuse, before any work, a plot path matplotlib cannot write: no matplotlib, an extension it has
+    no writer for (the message lists those it has), or a folder that does not exist."""
+    formats = plot_formats()
+    name = os.fspath(path)
+    extension = os.path.splitext(name)[1].lower().lstrip(".")
+    if extension not in formats:
+        what = f"a .{extension} file" if extension else "a file without an extension"
+        raise InvalidInputError(
+            f"--plot {name}: matplotlib cannot write {what}; name it .png (or "
+            f"{', '.join('.' + f for f in formats if f != 'png')})"
+        )
+    folder = os.path.dirname(os.path.abspath(name))
+    if not os.path.isdir(folder):
+        raise InvalidInputError(f"--plot {name}: cannot write there: no such directory {folder!r}")
+
+
 def plot_sweep(
     result: Sweep, path: str | os.PathLike[str], *, threshold: float | None = None, title: str = ""
 ) -> None:
-    """A PNG (or any format matplotlib writes, by extension) with two panels: precision, recall and F1
-    against the threshold, and a class x threshold heatmap of collapse rates (truth marked per class).
-    Needs matplotlib (``pip install 'memdedup[plot]'``)."""
-    try:
-        import matplotlib
+    """A PNG (or any format matplotlib writes, by extension: :func:`plot_formats`) with two panels:
+    precision, recall and F1 against the threshold, and a class x threshold heatmap of collapse rates
+    (truth marked per class). Needs matplotlib (``pip install 'memdedup[plot]'``). An extension
+    matplotlib cannot write, a missing folder or a refused write is an
+    :class:`~memdedup.errors.InvalidInputError`."""
+    check_plot_path(path)
+    import matplotlib
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise ModuleNotFoundError("plotting needs matplotlib: pip install 'memdedup[plot]'") from exc
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
 
     ts = result.thresholds
     n_classes = len(result.classes)
@@ -801,8 +826,12 @@ def plot_sweep(
     subtitle = f"prefix {result.prefix}, min-chars {result.min_chars}, guards {result.guards}"
     fig.suptitle(f"{title} ({subtitle})" if title else subtitle)
     fig.tight_layout()
-    fig.savefig(os.fspath(path), dpi=110)
-    plt.close(fig)
+    try:
+        fig.savefig(os.fspath(path), dpi=110)
+    except OSError as exc:
+        raise InvalidInputError(f"cannot write {os.fspath(path)}: {exc.strerror or exc}") from exc
+    finally:
+        plt.close(fig)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -848,7 +877,7 @@ class TuneReport:
             best = sw.best("f1")
             picks = _selection(ts, 30, [ev.setting.threshold, best])
             p, r, f = sw.precision, sw.recall, sw.f1
-            rows = [
+            rows: list[tuple[Any, ...]] = [
                 (
                     _fmt_t(ts[k]) + (" *" if ts[k] == best else ""),
                     int(sw.tp[k] + sw.fp[k]),

@@ -1,0 +1,182 @@
+"""Opening the files memdedup reads: one rule for every command (``dedup``, ``ingest``, ``tune``).
+
+* ``-`` is standard input; any other name is a path.
+* A gzip stream is recognised by its magic bytes (``1f 8b``), whatever the name: ``labels.txt.gz`` and a
+  gzip piped into ``-`` are both read decompressed. A truncated or damaged gzip stream is an
+  :class:`~memdedup.errors.InvalidInputError` that says so (never ``EOFError``).
+* Text is UTF-8, strictly: the first byte that is not UTF-8 is an error naming the file, the line and
+  the byte offset (``labels.txt:2: not UTF-8: byte 14 (0xe9) ...``), exit 2 in the command. Nothing is
+  ever decoded with replacement characters. A UTF-8 byte-order mark at the start (Excel writes one) is
+  dropped.
+* Lines are split as Python's universal newlines split them (``\\n``, ``\\r\\n``, ``\\r``) and only so:
+  U+2028, ``\\x85`` and the other separators ``str.splitlines`` also splits at stay inside a label.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import sys
+import zlib
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, BinaryIO, cast
+
+from memdedup.errors import InvalidInputError
+
+__all__ = [
+    "STDIN",
+    "decode_utf8",
+    "display_name",
+    "input_size",
+    "is_parquet",
+    "open_binary",
+    "read_bytes",
+    "read_text",
+    "split_lines",
+    "utf8_error",
+]
+
+STDIN = "-"
+GZIP_MAGIC = b"\x1f\x8b"
+PARQUET_MAGIC = b"PAR1"
+UTF8_BOM = b"\xef\xbb\xbf"
+_CHUNK = 1 << 20
+
+
+def display_name(path: str | os.PathLike[str]) -> str:
+    """How an input is named in messages: the path as given, ``<stdin>`` for ``-``."""
+    name = os.fspath(path)
+    return "<stdin>" if name == STDIN else name
+
+
+def input_size(path: str | os.PathLike[str]) -> int | None:
+    """The input's size in bytes on disk (compressed for gzip), or None (stdin, or not a file)."""
+    if os.fspath(path) == STDIN:
+        return None
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return None
+
+
+def _cannot_read(path: str | os.PathLike[str], exc: OSError) -> InvalidInputError:
+    return InvalidInputError(f"cannot read {display_name(path)}: {exc.strerror or exc}")
+
+
+def _truncated(name: str, exc: BaseException) -> InvalidInputError:
+    if isinstance(exc, EOFError):
+        return InvalidInputError(
+            f"{name}: the gzip stream is truncated (it ends before its end-of-stream marker); "
+            "the file was probably cut short while it was copied or written"
+        )
+    return InvalidInputError(f"{name}: not a readable gzip stream ({exc})")
+
+
+@contextmanager
+def open_binary(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
+    """The input's bytes as a binary stream, decompressed when it is gzip (see the module docstring).
+
+    Errors while reading the stream (a truncated gzip) surface as :class:`InvalidInputError` too."""
+    name = display_name(path)
+    if os.fspath(path) == STDIN:
+        raw: BinaryIO = sys.stdin.buffer
+        owned = False
+    else:
+        if os.path.isdir(path):
+            raise InvalidInputError(f"cannot read {name}: it is a directory")
+        try:
+            raw = open(path, "rb")
+        except OSError as exc:
+            raise _cannot_read(path, exc) from exc
+        owned = True
+    try:
+        buffered = raw if isinstance(raw, io.BufferedReader) else io.BufferedReader(cast(Any, raw))
+        head = buffered.peek(2)[:2]
+        stream: BinaryIO = cast(BinaryIO, buffered)
+        if head == GZIP_MAGIC:
+            stream = cast(BinaryIO, gzip.GzipFile(fileobj=buffered, mode="rb"))
+        try:
+            yield stream
+        except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+            raise _truncated(name, exc) from exc
+        except OSError as exc:
+            raise _cannot_read(path, exc) from exc
+    finally:
+        if owned:
+            raw.close()
+
+
+def read_bytes(path: str | os.PathLike[str], *, progress: Callable[[int], None] | None = None) -> bytes:
+    """Every byte of the input (decompressed). ``progress`` is called with the number of bytes read
+    from the file (compressed bytes for gzip, so a bar over the file size ends at 100%)."""
+    name = display_name(path)
+    chunks = []
+    with open_binary(path) as stream:
+        underlying = getattr(stream, "fileobj", None)
+        try:
+            position = underlying.tell() if underlying is not None else 0
+        except OSError:  # a pipe: count the decompressed bytes instead
+            underlying, position = None, 0
+        while True:
+            try:
+                chunk = stream.read(_CHUNK)
+            except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+                raise _truncated(name, exc) from exc
+            except OSError as exc:
+                raise _cannot_read(path, exc) from exc
+            if not chunk:
+                break
+            chunks.append(chunk)
+            if progress is not None:
+                if underlying is not None:
+                    now = underlying.tell()
+                    progress(now - position)
+                    position = now
+                else:
+                    progress(len(chunk))
+    return b"".join(chunks)
+
+
+def utf8_error(name: str, data: bytes, exc: UnicodeDecodeError, *, first_line: int = 1, base: int = 0) -> str:
+    """The message for the first byte of ``data`` that is not UTF-8: ``NAME:LINE: not UTF-8: byte N
+    (0xHH) ...``, N counted from the start of the input. ``data`` starts at line ``first_line`` and
+    byte ``base`` of the input (a single line read on its own)."""
+    start = exc.start
+    line = first_line + data.count(b"\n", 0, start)
+    bad = data[start : start + 1]
+    return (
+        f"{name}:{line}: not UTF-8: byte {base + start} (0x{bad.hex()}) {exc.reason}; memdedup reads "
+        "UTF-8 text (convert it first, e.g. iconv -f latin1 -t utf-8)"
+    )
+
+
+def decode_utf8(data: bytes, name: str) -> str:
+    """``data`` as text: strict UTF-8, a leading byte-order mark dropped; an error naming the line and
+    the byte offset of the first byte that is not UTF-8."""
+    bom = len(UTF8_BOM) if data.startswith(UTF8_BOM) else 0
+    try:
+        return data[bom:].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError(utf8_error(name, data[bom:], exc, base=bom)) from None
+
+
+def read_text(path: str | os.PathLike[str], *, progress: Callable[[int], None] | None = None) -> str:
+    """The input as text (see :func:`read_bytes` and :func:`decode_utf8`)."""
+    return decode_utf8(read_bytes(path, progress=progress), display_name(path))
+
+
+def is_parquet(data: bytes) -> bool:
+    """Whether ``data`` is a Parquet file (its magic bytes at both ends)."""
+    return len(data) >= 8 and data[:4] == PARQUET_MAGIC and data[-4:] == PARQUET_MAGIC
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines as Python's universal newlines read them (``\\n``, ``\\r\\n``, ``\\r``), and only those:
+    ``str.splitlines`` would also split at U+2028, ``\\x85`` and the other separators a label or a JSON
+    string may hold. A final newline ends the last line; it does not start an empty one."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
