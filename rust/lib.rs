@@ -15,6 +15,7 @@ pub mod error;
 pub mod join;
 pub mod matcher;
 pub mod normalise;
+pub mod scrub;
 pub mod sym;
 #[cfg(test)]
 mod test_rng;

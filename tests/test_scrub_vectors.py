@@ -28,6 +28,7 @@ ALPHABETS = {
     "a": string.ascii_lowercase,
     "A": string.ascii_uppercase,
     "an": string.ascii_letters + string.digits,
+    "ad": string.ascii_lowercase + string.digits,
     "AN": string.ascii_uppercase + string.digits,
     "an_": string.ascii_letters + string.digits + "_",
     "url": string.ascii_letters + string.digits + "_-",

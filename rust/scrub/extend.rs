@@ -1,0 +1,329 @@
+//! Code that finds a secret's extent from a rule's match: a value after a credential-named key, a
+//! private key block's body, a token's long tail. Every loop here moves forward and stops within a
+//! fixed distance ([`MAX_VALUE`], [`MAX_EXTENSION`]), so an extension costs at most that many bytes.
+
+use super::catalogue::{ByteSet, MAX_EXTENSION};
+use super::keys::{KeyClass, KeyPolicy, ValuePolicy};
+
+/// The longest value read after a key.
+pub const MAX_VALUE: usize = 1024;
+/// The most words a passphrase runs to.
+pub const MAX_CLAUSE_WORDS: usize = 16;
+
+/// How a value after a key is read.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ValueMode {
+    /// One token: up to whitespace, a quote, `,` `;` or a closing bracket.
+    Token,
+    /// A clause: words up to a newline, `,` `;`, a quote or a sentence end (a passphrase).
+    Clause,
+}
+
+/// A value's extent.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Value {
+    pub start: usize,
+    pub end: usize,
+    pub quoted: bool,
+}
+
+/// A backslash escape of a newline, carriage return, tab or quote (`\n`, `\\n`, `\"`): the end of a value
+/// written inside a JSON string.
+fn escape_at(hay: &[u8], i: usize) -> bool {
+    let mut j = i;
+    while j < hay.len() && hay[j] == b'\\' && j - i < 3 {
+        j += 1;
+    }
+    j > i && j < hay.len() && matches!(hay[j], b'n' | b'r' | b't' | b'"')
+}
+
+fn token_stop(b: u8) -> bool {
+    b.is_ascii_whitespace() || b"\"'`,;)]}>".contains(&b)
+}
+
+fn clause_stop(b: u8) -> bool {
+    matches!(b, b'\n' | b'\r' | b'"' | b'\'' | b'`' | b',' | b';')
+}
+
+/// Read the value that starts at `pos`: a quoted string (its inside), else a token or a clause.
+/// `query`: the key is a URL query parameter, so `&` and `#` end the value too.
+pub fn read_value(hay: &[u8], pos: usize, mode: ValueMode, query: bool) -> Option<Value> {
+    if pos >= hay.len() {
+        return None;
+    }
+    let limit = hay.len().min(pos + MAX_VALUE);
+    // An escaped quote opens a string inside a JSON string: \"value\".
+    if hay[pos] == b'\\' && pos + 1 < hay.len() && matches!(hay[pos + 1], b'"' | b'\'') {
+        let quote = hay[pos + 1];
+        let start = pos + 2;
+        let mut i = start;
+        while i < limit && !(hay[i] == b'\\' && i + 1 < hay.len() && hay[i + 1] == quote) && hay[i] != b'\n' {
+            i += 1;
+        }
+        return (i > start).then_some(Value { start, end: i, quoted: true });
+    }
+    if matches!(hay[pos], b'"' | b'\'' | b'`') {
+        let quote = hay[pos];
+        let start = pos + 1;
+        let mut i = start;
+        while i < limit && hay[i] != quote && hay[i] != b'\n' {
+            i += if hay[i] == b'\\' && i + 1 < limit { 2 } else { 1 };
+        }
+        let end = i.min(limit);
+        return (end > start).then_some(Value { start, end, quoted: true });
+    }
+    let stop_query = |b: u8| query && (b == b'&' || b == b'#');
+    let end = match mode {
+        ValueMode::Token => {
+            let mut i = pos;
+            while i < limit && !token_stop(hay[i]) && !stop_query(hay[i]) && !(hay[i] == b'\\' && escape_at(hay, i)) {
+                i += 1;
+            }
+            // A sentence's full stop or colon is not part of the token.
+            while i > pos && matches!(hay[i - 1], b'.' | b':') {
+                i -= 1;
+            }
+            i
+        }
+        ValueMode::Clause => {
+            let mut i = pos;
+            let mut end = pos;
+            let mut words = 0;
+            while i < limit && words < MAX_CLAUSE_WORDS {
+                // One word.
+                let word_start = i;
+                if words > 0 && matches!(hay[i], b'(' | b'[' | b'{' | b'<') {
+                    break;
+                }
+                while i < limit
+                    && !hay[i].is_ascii_whitespace()
+                    && !clause_stop(hay[i])
+                    && !stop_query(hay[i])
+                    && !(hay[i] == b'\\' && escape_at(hay, i))
+                {
+                    i += 1;
+                }
+                if i == word_start {
+                    break;
+                }
+                words += 1;
+                let at_gap = i >= limit || hay[i] == b' ' || hay[i] == b'\t';
+                if matches!(hay[i - 1], b'.' | b'!' | b'?') && (i >= hay.len() || hay[i].is_ascii_whitespace()) {
+                    // The sentence ends here; a full stop is not part of the passphrase.
+                    end = if hay[i - 1] == b'.' { i - 1 } else { i };
+                    break;
+                }
+                end = i;
+                if !at_gap {
+                    break;
+                }
+                // The gap to the next word: spaces and tabs only.
+                while i < limit && (hay[i] == b' ' || hay[i] == b'\t') {
+                    i += 1;
+                }
+            }
+            end
+        }
+    };
+    (end > pos).then_some(Value { start: pos, end, quoted: false })
+}
+
+/// Authorization schemes a quoted header value starts with (`"Bearer <token>"`): the token follows.
+const SCHEMES: [&[u8]; 6] = [b"bearer", b"basic", b"token", b"digest", b"ssws", b"apikey"];
+
+/// `KEY<sep>value` (or `--key value` when `flag`): the value, if the key is credential-named and the
+/// value is not one the policy keeps. `key` is the key's span, `value_at` where the value starts.
+/// A password after `:` runs to the end of its clause (`password: correct horse battery staple`);
+/// every other value is one token, or the inside of its quotes.
+pub fn assignment(
+    hay: &[u8],
+    key: (usize, usize),
+    value_at: usize,
+    flag: bool,
+    keys: &KeyPolicy,
+    values: &ValuePolicy,
+) -> Option<(usize, usize, KeyClass)> {
+    let key_byte = |b: u8| b.is_ascii_alphanumeric() || b"_.-".contains(&b);
+    // The key must start where its run of key characters starts (not inside a longer name).
+    if !flag && key.0 > 0 && key_byte(hay[key.0 - 1]) {
+        return None;
+    }
+    let class = keys.classify(&hay[key.0..key.1])?;
+    // The separator: the last non-blank byte before the value.
+    let sep_end = hay[..value_at].iter().rposition(|b| !b.is_ascii_whitespace())?;
+    let sep = hay[sep_end];
+    // `password == x`, `token =~ re`, `key::x`: a comparison or a path, not an assignment.
+    if !flag && value_at < hay.len() && matches!((sep, hay[value_at]), (b'=', b'=' | b'~') | (b':', b':')) {
+        return None;
+    }
+    let query = key.0 > 0 && matches!(hay[key.0 - 1], b'?' | b'&');
+    let clause = class == KeyClass::Password && !flag && sep == b':' && hay[key.0] != b'-';
+    let mode = if clause { ValueMode::Clause } else { ValueMode::Token };
+    let mut value = read_value(hay, value_at, mode, query)?;
+    if value.quoted {
+        let text = &hay[value.start..value.end];
+        if let Some(scheme) = SCHEMES.iter().find(|s| text.len() > s.len() && text[..s.len()].eq_ignore_ascii_case(s)) {
+            let gap = text[scheme.len()..].iter().take_while(|b| **b == b' ' || **b == b'\t').count();
+            if gap > 0 && scheme.len() + gap < text.len() {
+                value.start += scheme.len() + gap;
+            }
+        }
+    }
+    let text = &hay[value.start..value.end];
+    if flag && text.first() == Some(&b'-') {
+        return None;
+    }
+    if values.kept(class, text, value.quoted) {
+        return None;
+    }
+    if mode == ValueMode::Clause && !value.quoted {
+        let first_end = text.iter().position(|b| *b == b' ' || *b == b'\t').unwrap_or(text.len());
+        if values.is_placeholder(&text[..first_end]) {
+            return None;
+        }
+    }
+    Some((value.start, value.end, class))
+}
+
+/// `password is X` (`passphrase was X Y Z`, `PIN is 4821`): X, unless it describes rather than reveals.
+pub fn prose(hay: &[u8], key: (usize, usize), value_at: usize, values: &ValuePolicy) -> Option<(usize, usize, KeyClass)> {
+    if key.0 > 0 && (hay[key.0 - 1].is_ascii_alphanumeric() || hay[key.0 - 1] == b'_') {
+        return None;
+    }
+    let word = hay[key.0..key.1].to_ascii_lowercase();
+    let class = if word.starts_with(b"pin") { KeyClass::Pin } else { KeyClass::Password };
+    let mode = if word.starts_with(b"passphrase") { ValueMode::Clause } else { ValueMode::Token };
+    let value = read_value(hay, value_at, mode, false)?;
+    let text = &hay[value.start..value.end];
+    // "the password is stored in vault": a first word that describes (and, in a clause, a second one
+    // too: "stored in", "long and") says what the password is like, not what it is.
+    let mut words = text.split(|b| *b == b' ' || *b == b'\t').filter(|w| !w.is_empty());
+    let first = words.next().unwrap_or_default();
+    let describes = values.is_prose_stopword(first) && words.next().is_none_or(|w| values.is_prose_stopword(w));
+    if describes || values.kept(class, text, true) {
+        return None;
+    }
+    Some((value.start, value.end, class))
+}
+
+/// Skip the separators between a key block's lines: spaces, tabs, CR/LF, and `\n` / `\r` escapes.
+fn skip_separators(hay: &[u8], mut p: usize) -> usize {
+    while p < hay.len() {
+        match hay[p] {
+            b' ' | b'\t' | b'\r' | b'\n' => p += 1,
+            b'\\' => {
+                let mut q = p;
+                while q < hay.len() && hay[q] == b'\\' && q - p < 3 {
+                    q += 1;
+                }
+                if q < hay.len() && matches!(hay[q], b'n' | b'r') {
+                    p = q + 1;
+                } else {
+                    break;
+                }
+            }
+            _ => break,
+        }
+    }
+    p
+}
+
+/// `-----END ... PRIVATE KEY-----` (or `KEY BLOCK-----`) at `p`: its end.
+fn end_marker(hay: &[u8], p: usize) -> Option<usize> {
+    let rest = hay.get(p..)?;
+    if !rest.starts_with(b"-----END") {
+        return None;
+    }
+    let window = &rest[..rest.len().min(80)];
+    let close = window[8..].windows(5).position(|w| w == b"-----")? + 8;
+    let label = &window[8..close];
+    let plain = label.iter().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b' ');
+    (plain && (label.ends_with(b"KEY") || label.ends_with(b"KEY BLOCK"))).then_some(p + close + 5)
+}
+
+/// A `Name: value` header line at `p` (Proc-Type, DEK-Info, Version, Comment, PuTTY's fields): the
+/// end of the line and whether it is PuTTY's closing `Private-MAC`.
+fn header_line(hay: &[u8], p: usize) -> Option<(usize, bool)> {
+    let rest = &hay[p..];
+    if !rest.first()?.is_ascii_alphabetic() {
+        return None;
+    }
+    let name_len = rest.iter().take(48).position(|b| !(b.is_ascii_alphanumeric() || *b == b'-'))?;
+    if rest.get(name_len) != Some(&b':') || !rest.get(name_len + 1).is_some_and(|b| *b == b' ' || *b == b'\t') {
+        return None;
+    }
+    let mut i = p + name_len + 1;
+    let limit = hay.len().min(p + 512);
+    while i < limit && !matches!(hay[i], b'\n' | b'\r' | b'"') && !(hay[i] == b'\\' && escape_at(hay, i)) {
+        i += 1;
+    }
+    Some((i, &rest[..name_len] == b"Private-MAC"))
+}
+
+fn b64_run(hay: &[u8], p: usize) -> usize {
+    hay[p..].iter().take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=')).count()
+}
+
+/// A private key block from `start`: past the header (`body_at`), its header lines and base64 lines up
+/// to the END marker, or, when truncated, to the last line that is still key material (a run of 16+
+/// base64 bytes, a padded run, or a short run right before the END marker), not the prose after it.
+/// Real newlines and `\n` escapes (a key inside a JSON string) both separate lines. `putty`: PuTTY's
+/// format, whose header lines come between base64 lines and which ends at `Private-MAC`.
+pub fn key_block(hay: &[u8], start: usize, body_at: usize, putty: bool) -> usize {
+    let limit = hay.len().min(start + MAX_EXTENSION);
+    let mut last = body_at;
+    let mut headers_allowed = true;
+    loop {
+        let p = skip_separators(hay, last);
+        if p >= limit {
+            break;
+        }
+        if let Some(end) = end_marker(hay, p) {
+            if !putty {
+                last = end.min(limit);
+            }
+            break;
+        }
+        if headers_allowed {
+            if let Some((end, mac)) = header_line(hay, p) {
+                last = end;
+                if mac {
+                    break;
+                }
+                continue;
+            }
+        }
+        let run = b64_run(hay, p).min(limit - p);
+        if run == 0 {
+            break;
+        }
+        let padded = hay[p] == b'=' || hay[p + run - 1] == b'=';
+        let before_end = {
+            let q = skip_separators(hay, p + run);
+            end_marker(hay, q).is_some() || (putty && header_line(hay, q).is_some())
+        };
+        if run < 16 && !padded && !before_end {
+            break;
+        }
+        last = p + run;
+        headers_allowed = putty;
+    }
+    last
+}
+
+/// Extend a token's end over `run` bytes (`inner` bytes only between two run bytes), at most
+/// [`MAX_EXTENSION`] past `end`.
+pub fn extend_run(hay: &[u8], end: usize, run: &ByteSet, inner: &ByteSet) -> usize {
+    let limit = hay.len().min(end + MAX_EXTENSION);
+    let mut i = end;
+    while i < limit {
+        if run.contains(hay[i]) {
+            i += 1;
+        } else if inner.contains(hay[i]) && i + 1 < limit && run.contains(hay[i + 1]) && i > 0 && run.contains(hay[i - 1]) {
+            i += 1;
+        } else {
+            break;
+        }
+    }
+    i
+}
