@@ -46,9 +46,18 @@ _shape("pypi", "upload with {} please", "pypi-AgEIcHlwaS5vcmc" + fake("url", 70,
 _shape(
     "slack-webhook",
     "post to {} when done",
-    "https://hooks.slack.com/services/T" + fake("AN", 8, 6) + "/B" + fake("AN", 8, 7) + "/" + fake("an", 24, 8),
+    "https://hooks.slack.com/services/T"
+    + fake("AN", 8, 6)
+    + "/B"
+    + fake("AN", 8, 7)
+    + "/"
+    + fake("an", 24, 8),
 )
-_shape("slack-app", "socket mode {}", "xapp-1-A" + fake("AN", 10, 9) + "-" + fake("d", 13, 10) + "-" + fake("h", 64, 11))
+_shape(
+    "slack-app",
+    "socket mode {}",
+    "xapp-1-A" + fake("AN", 10, 9) + "-" + fake("d", 13, 10) + "-" + fake("h", 64, 11),
+)
 _shape("stripe-webhook", "signing secret {}", "whsec_" + fake("an", 32, 12))
 _shape("google-oauth-secret", "client secret {} for the app", "GOCSPX-" + fake("url", 28, 13))
 _shape("google-oauth-token", "access {} expires soon", "ya29." + fake("url", 80, 14))
@@ -98,7 +107,9 @@ _PEM_ESCAPED = (
     + '\\n-----END RSA PRIVATE KEY-----\\n"}'
 )
 _ACCOUNT_KEY = (
-    "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=" + fake("b64", 86, 54) + "==;EndpointSuffix=core"
+    "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey="
+    + fake("b64", 86, 54)
+    + "==;EndpointSuffix=core"
 )
 
 
@@ -191,7 +202,10 @@ def test_a_dropped_key_path_is_built_from_scrubbed_key_names() -> None:
     blob = json.dumps([result.properties, result.dropped_keys, result.redactions])
     assert token not in blob
     assert result.dropped_keys == ("[REDACTED:GITHUB_TOKEN].password",)
-    assert result.properties == {"[REDACTED:GITHUB_TOKEN]": {"note": "n"}, "list": [{"[REDACTED:GITHUB_TOKEN]": 1}]}
+    assert result.properties == {
+        "[REDACTED:GITHUB_TOKEN]": {"note": "n"},
+        "list": [{"[REDACTED:GITHUB_TOKEN]": 1}],
+    }
 
 
 def test_the_extraction_report_carries_only_scrubbed_key_paths() -> None:
@@ -274,8 +288,8 @@ def test_benign_look_alikes_stay_byte_for_byte(text: str) -> None:
 
 
 def test_benign_key_names_keep_their_values() -> None:
-    properties = {"password_min_length": 12, "password_policy": "strict", "token_count": 5, "max_tokens": 4096,
-                  "secret_manager": "vault", "secretary": "Joan"}  # fmt: skip
+    properties = {"password_min_length": 12, "password_policy": "strict", "token_count": 5,
+                  "max_tokens": 4096, "secret_manager": "vault", "secretary": "Joan"}  # fmt: skip
     result = SCRUBBER.scrub_properties(properties)
     assert result.properties == properties
     assert result.dropped_keys == ()

@@ -19,6 +19,9 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+from memdedup.scrub import RULES, CredentialScrubber
+
 VECTORS_PATH = Path(__file__).resolve().parent / "data" / "scrub_vectors.toml"
 
 ALPHABETS = {
@@ -47,7 +50,9 @@ def fake(alphabet: str, length: int, seed: object = 0) -> str:
     chars = ALPHABETS[alphabet]
     rng = random.Random(f"{alphabet}:{length}:{seed}")
     out = [rng.choice(chars) for _ in range(length)]
-    classes = [c for c in (string.digits, string.ascii_lowercase, string.ascii_uppercase) if set(c) & set(chars)]
+    classes = [
+        c for c in (string.digits, string.ascii_lowercase, string.ascii_uppercase) if set(c) & set(chars)
+    ]
     if length >= 2 * len(classes):
         for index, cls in enumerate(classes):
             if not any(ch in cls for ch in out):
@@ -129,7 +134,11 @@ def load_vectors() -> list[Vector]:
 def test_fake_keys_have_their_shape() -> None:
     token = fake("an", 36, "x")
     assert len(token) == 36 and token.isalnum()
-    assert any(c.isdigit() for c in token) and any(c.islower() for c in token) and any(c.isupper() for c in token)
+    assert (
+        any(c.isdigit() for c in token)
+        and any(c.islower() for c in token)
+        and any(c.isupper() for c in token)
+    )
     assert fake("an", 36, "x") == token and fake("an", 36, "y") != token
     assert set(fake("h", 64)) <= set("0123456789abcdef")
     assert expand("ghp_{an:36}", 1) == "ghp_" + fake("an", 36, "1:1")
@@ -139,3 +148,57 @@ def test_marks_give_code_point_spans() -> None:
     text, spans = split_marks("a «bc» d «e»")
     assert text == "a bc d e" and spans == [(2, 4), (7, 8)]
     assert redacted(text, spans, "K") == "a [REDACTED:K] d [REDACTED:K]"
+
+
+# ---------------------------------------------------------------------------------------------------
+# Every rule, both engines: true positives span-exact with the rule's kind, false positives untouched
+# ---------------------------------------------------------------------------------------------------
+VECTORS = load_vectors()
+ENGINES = ["rust", "python"]
+
+
+def _split_kind(template_text: str) -> tuple[str | None, str]:
+    head, sep, rest = template_text.partition("::")
+    if sep and head and all(c.isupper() or c == "_" for c in head):
+        return head, rest
+    return None, template_text
+
+
+def test_every_rule_has_true_and_false_positive_vectors() -> None:
+    ids = [r.id for r in RULES]
+    assert len(ids) == len(set(ids))
+    for rule in ids:
+        tp = [v for v in VECTORS if v.rule == rule and v.positive]
+        fp = [v for v in VECTORS if v.rule == rule and not v.positive]
+        assert tp and fp, (
+            f"rule {rule}: {len(tp)} true- and {len(fp)} false-positive vectors (a rule needs both)"
+        )
+    assert {v.rule for v in VECTORS} <= set(ids), "vectors for a rule the catalogue does not have"
+
+
+def _pii(rule: str) -> bool:
+    return next(r for r in RULES if r.id == rule).pii
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("vector", VECTORS, ids=[f"{v.name}{i}" for i, v in enumerate(VECTORS)])
+def test_vector(vector: Vector, engine: str) -> None:
+    scrubber = CredentialScrubber(pii=_pii(vector.rule), implementation=engine)
+    kind_override, text = _split_kind(vector.text)
+    rule_kind = next(r.kind for r in RULES if r.id == vector.rule)
+    kind = kind_override or rule_kind
+    if vector.positive:
+        # the text was expanded with its KIND:: prefix still on; drop it and shift the spans
+        shift = len(vector.text) - len(text)
+        spans = [(s - shift, e - shift) for s, e in vector.spans]
+        result = scrubber.scrub_text(text)
+        assert result.text == redacted(text, spans, kind)
+        assert result.redactions == (kind,) * len(spans)
+        found = scrubber.scan(text)
+        assert [(f.start, f.end, f.rule, f.kind) for f in found] == [
+            (s, e, vector.rule, kind) for s, e in spans
+        ]
+    else:
+        result = scrubber.scrub_text(text)
+        assert result.text == text, result.text
+        assert result.redactions == ()

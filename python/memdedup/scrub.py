@@ -5,60 +5,59 @@ kind (``[REDACTED:JWT]``), so a recalled memory still says *that* a key was ment
 and reports the kinds it redacted. It runs before a record's id is derived and before dedup, so neither
 the id hash nor a stored label ever carries the secret.
 
-What is recognised, and why these patterns are hand-written:
+Detection runs in the Rust core (``rust/scrub``) over a rule catalogue kept as data,
+``memdedup/data/secret_rules.toml``: provider token shapes (AWS, GCP, Azure, GitHub, GitLab, OpenAI,
+Anthropic, Stripe, Slack, ... 76 rules), private key blocks, JWTs, URL credentials, connection strings,
+command-line passwords, values of credential-named keys and passphrases; docs/scrub.md lists them all.
+The core finds spans (linear time: bounded regexes, a keyword prefilter, bounded extenders); this module
+keeps the policy: a span becomes ``[REDACTED:KIND]``, a credential-named property is dropped unless its
+value is an obvious placeholder, and every key path reported is built from scrubbed key names.
 
-Value shapes (always on)
-    ``PRIVATE_KEY`` (PEM/PGP private key blocks, terminated or truncated), ``URL_PASSWORD`` (the password
-    of ``scheme://user:password@host``), ``JWT``, ``ANTHROPIC_API_KEY`` (``sk-ant-``), ``OPENAI_API_KEY``
-    (``sk-``, ``sk-proj-``, ``sk-svcacct-``, ``sk-admin-``), ``STRIPE_STYLE_KEY``
-    (``(sk|pk|rk|api|token)_(live|test)_...``), ``AWS_ACCESS_KEY_ID``, ``GITHUB_TOKEN`` (``ghp_`` & co.,
-    ``github_pat_``), ``SLACK_TOKEN``, ``GOOGLE_API_KEY``, ``BEARER_TOKEN`` and ``BASIC_AUTH``
-    (``Authorization`` header values), and assignments to a credential-named key (``password=...``,
-    ``"api_key": "..."``, ``authToken: ...``) as ``PASSWORD``, ``TOKEN``, ``API_KEY`` or ``SECRET``; in
-    prose, ``the password is hunter2`` when the value has a digit or a symbol (so ``the password is
-    required`` stays readable).
-PII (opt-in, ``pii=True``)
-    ``EMAIL`` and ``PHONE`` (``+``-prefixed international numbers, and ``(555) 123-4567`` style).
+When the compiled extension is not there (``MEMDEDUP_IMPLEMENTATION=python``), the same catalogue runs
+on a pure-Python mirror of the core (:class:`_PyDetector`) over Python's ``re``: the same rules, spans
+and kinds, only slower. Scrubbing is never skipped.
 
-Generated token shapes need a digit in their random part and a minimum length, which keeps look-alikes
-(``sk-learn``, ``task-management-dashboard``, ``token_test_suite``, ``bearer of bad news``) intact.
+Key names are judged by their words (``snake_case``, ``kebab-case``, ``camelCase``, dots and spaces
+split them), and the FINAL word decides: ``client_secret``, ``apiKey``, ``x-api-key``, ``db_pass``,
+``private_key_id``, ``session_id``, ``pin`` are credential-named; ``password_min_length``,
+``token_count``, ``max_tokens``, ``secret_manager``, ``password_policy`` are not.
 
-Key names are matched as words (``snake_case``, ``kebab-case`` and ``camelCase`` are split): a key is a
-credential when one of its words is ``password``/``passwd``/``passphrase``/``passcode``/``pwd``,
-``secret(s)``, ``credential(s)``, ``apikey``, ``authorization``, ``privatekey`` or ``jwt``; or when its
-*last* word is ``token``, ``auth`` or ``cookie``; or when it ends in ``key`` qualified by ``api``,
-``access``, ``secret``, ``private``, ``signing``, ``encryption``, ``master``, ``auth``, ``client``,
-``app`` or ``ssh``. So ``api_key``, ``authToken``, ``client-secret`` and ``DB_PASSWORD`` are dropped, while
-``max_tokens``, ``token_count``, ``secretary``, ``author`` and ``primary_key`` are kept.
-
-Why not detect-secrets: its plugins report *that* a line holds a secret, not where (replacing needs the
-span), its OpenAI detector only knows the legacy ``T3BlbkFJ`` key shape (no ``sk-proj-``/``sk-ant-``), and
-its default entropy detectors flag commit SHAs and UUIDs, which memories legitimately hold. The patterns
-here are short, documented and tested kind by kind against benign look-alikes.
-
-Scrubbing is idempotent: a placeholder never matches a pattern, so ``scrub(scrub(x)) == scrub(x)``.
+Scrubbing is idempotent: a placeholder never matches a rule, so ``scrub(scrub(x)) == scrub(x)``.
 """
 
 from __future__ import annotations
 
+import math
+import os
 import re
-from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
+import tomllib
+import warnings
+from collections.abc import Mapping
+from importlib import resources
+from typing import Any, NamedTuple, Protocol
 
-from memdedup.errors import InputTypeError
+from memdedup.errors import BackendUnavailableError, InputTypeError, InvalidInputError
 
 __all__ = [
     "CREDENTIAL_KINDS",
+    "KEY_KINDS",
     "PII_KINDS",
+    "RULES",
     "CredentialScrubber",
+    "Finding",
+    "RuleInfo",
     "ScrubResult",
     "ScrubbedProperties",
+    "credential_kind",
     "is_credential_key",
     "key_words",
     "placeholder",
+    "redact",
 ]
 
 PLACEHOLDER_PREFIX = "[REDACTED:"
+# How deep scrub_properties walks nested mappings and lists before refusing the input.
+MAX_DEPTH = 200
 
 
 def placeholder(kind: str) -> str:
@@ -67,339 +66,931 @@ def placeholder(kind: str) -> str:
 
 
 class ScrubResult(NamedTuple):
-    """Scrubbed text and the kinds redacted from it, in the order the passes found them."""
+    """Scrubbed text and the kinds redacted from it, in the order they appear."""
 
     text: str
     redactions: tuple[str, ...]
 
 
 class ScrubbedProperties(NamedTuple):
-    """Scrubbed properties, the paths of the credential-named keys dropped, and the value kinds redacted."""
+    """Scrubbed properties, the (scrubbed) paths of the credential-named keys dropped, and the value
+    kinds redacted."""
 
     properties: dict[str, Any]
     dropped_keys: tuple[str, ...]
     redactions: tuple[str, ...]
 
 
-# ---------------------------------------------------------------------------------------------------
-# Key names as words
-# ---------------------------------------------------------------------------------------------------
-_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-_ANYWHERE_WORDS = frozenset(
-    {
-        "password",
-        "passwd",
-        "passphrase",
-        "passcode",
-        "pwd",
-        "secret",
-        "secrets",
-        "credential",
-        "credentials",
-        "apikey",
-        "authorization",
-        "privatekey",
-        "jwt",
-    }
-)
-_LAST_WORDS = frozenset({"token", "auth", "cookie"})
-_KEY_QUALIFIERS = frozenset(
-    {"api", "access", "secret", "private", "signing", "encryption", "master", "auth", "client", "app", "ssh"}
-)
-_PASSWORD_WORDS = frozenset({"password", "passwd", "passphrase", "passcode", "pwd"})
+class Finding(NamedTuple):
+    """One credential: its code-point span in the text, the rule that found it, the placeholder kind."""
+
+    start: int
+    end: int
+    rule: str
+    kind: str
 
 
+class RuleInfo(NamedTuple):
+    """A catalogue rule, as docs/scrub.md lists it."""
+
+    id: str
+    kind: str
+    description: str
+    pii: bool
+
+
+# ---------------------------------------------------------------------------------------------------
+# The catalogue
+# ---------------------------------------------------------------------------------------------------
+def _load_catalogue() -> dict[str, Any]:
+    text = resources.files("memdedup").joinpath("data/secret_rules.toml").read_text(encoding="utf-8")
+    return tomllib.loads(text)
+
+
+_CATALOGUE = _load_catalogue()
+RULES: tuple[RuleInfo, ...] = tuple(
+    RuleInfo(rule["id"], rule["kind"], rule["description"], bool(rule.get("pii", False)))
+    for rule in _CATALOGUE["rules"]
+)
+# The kinds a credential-named key's value is redacted as (the class of the key).
+KEY_KINDS: tuple[str, ...] = ("PASSWORD", "PIN", "TOKEN", "API_KEY", "SECRET")
+CREDENTIAL_KINDS: tuple[str, ...] = tuple(
+    dict.fromkeys([r.kind for r in RULES if not r.pii and r.kind != "BY_KEY"] + list(KEY_KINDS))
+)
+PII_KINDS: tuple[str, ...] = tuple(dict.fromkeys(r.kind for r in RULES if r.pii))
+
+
+# ---------------------------------------------------------------------------------------------------
+# The pure-Python mirror of rust/scrub: the same steps over the same catalogue, on the same bytes
+# (UTF-8, lone surrogates as WTF-8), so spans, kinds and refusals are the core's. Each function names
+# the Rust function it mirrors; a change to one is a change to both (tests/test_scrub_parity.py).
+# ---------------------------------------------------------------------------------------------------
+_WS = b" \t\n\x0c\r"  # Rust's u8::is_ascii_whitespace (no vertical tab)
+_MAX_VALUE = 1024
+_MAX_CLAUSE_WORDS = 16
+_MAX_EXTENSION = 64 * 1024
+_PLACEHOLDER_BYTES = PLACEHOLDER_PREFIX.encode()
+_SCHEMES = (b"bearer", b"basic", b"token", b"digest", b"ssws", b"apikey")
+_CONTINUATION = bytes(range(0x80, 0xC0))
+_NAMED_SETS = {
+    "none": "",
+    "word": "A-Za-z0-9_",
+    "token": "A-Za-z0-9_-",
+    "alnum": "A-Za-z0-9",
+    "b64": "A-Za-z0-9+/=",
+}
+
+
+def _byte_set(spec: str) -> frozenset[int]:
+    """catalogue.rs ByteSet::parse."""
+    text = _NAMED_SETS.get(spec, spec).encode("ascii")
+    out: set[int] = set()
+    i = 0
+    while i < len(text):
+        if i + 2 < len(text) and text[i + 1] == 0x2D:
+            out.update(range(text[i], text[i + 2] + 1))
+            i += 3
+        else:
+            out.add(text[i])
+            i += 1
+    return frozenset(out)
+
+
+def _isalnum(b: int) -> bool:
+    return 0x30 <= b <= 0x39 or 0x41 <= b <= 0x5A or 0x61 <= b <= 0x7A
+
+
+def _isdigit(b: int) -> bool:
+    return 0x30 <= b <= 0x39
+
+
+def _isupper(b: int) -> bool:
+    return 0x41 <= b <= 0x5A
+
+
+def _islower(b: int) -> bool:
+    return 0x61 <= b <= 0x7A
+
+
+def _ascii_lower(data: bytes) -> str:
+    return data.decode("utf-8", "replace").translate(_LOWER)
+
+
+_LOWER = {c: c + 32 for c in range(0x41, 0x5B)}
+
+
+def _split_words(name: bytes) -> list[str]:
+    """keys.rs split_words: ASCII alphanumeric runs, split at camelCase humps, lower-cased."""
+    words: list[str] = []
+    i, n = 0, len(name)
+    while i < n:
+        if not _isalnum(name[i]):
+            i += 1
+            continue
+        start = i
+        while i < n and _isalnum(name[i]):
+            i += 1
+        run = name[start:i]
+        piece = 0
+        for j in range(1, len(run)):
+            prev, cur = run[j - 1], run[j]
+            hump = ((_islower(prev) or _isdigit(prev)) and _isupper(cur)) or (
+                _isupper(prev) and _isupper(cur) and j + 1 < len(run) and _islower(run[j + 1])
+            )
+            if hump:
+                words.append(run[piece:j].decode("ascii").lower())
+                piece = j
+        words.append(run[piece:].decode("ascii").lower())
+    return words
+
+
+class _KeyPolicy:
+    """keys.rs KeyPolicy."""
+
+    def __init__(self, raw: Mapping[str, Any]) -> None:
+        self.suffixes: list[str] = list(raw["suffixes"])
+        self.final = {word: kind for kind, words in raw["final"].items() for word in words}
+        self.after = {
+            word: (
+                entry["kind"],
+                frozenset(entry["words"]),
+                dict(entry.get("kinds", {})),
+                entry.get("after_credential", False),
+            )
+            for word, entry in raw["after"].items()
+        }
+        self.not_after = {word: frozenset(words) for word, words in raw["not_after"].items()}
+        self.compounds = {word: list(parts) for word, parts in raw["compounds"].items()}
+
+    def words(self, name: bytes) -> list[str]:
+        out: list[str] = []
+        for word in _split_words(name):
+            if word in self.compounds:
+                out.extend(self.compounds[word])
+                continue
+            suffix = next((s for s in self.suffixes if len(word) > len(s) and word.endswith(s)), None)
+            if suffix is None:
+                out.append(word)
+            else:
+                out += [word[: -len(suffix)], suffix]
+        return out
+
+    def classify(self, name: bytes) -> str | None:
+        return self._classify(self.words(name))
+
+    def _classify(self, words: list[str]) -> str | None:
+        if not words:
+            return None
+        last = words[-1]
+        prev = words[-2] if len(words) >= 2 else ""
+        if prev in self.not_after.get(last, ()):
+            return None
+        if last in self.final:
+            return self.final[last]
+        if last not in self.after:
+            return None
+        kind, after_words, kinds, after_credential = self.after[last]
+        if prev in after_words:
+            return kinds.get(prev, kind)
+        if after_credential and len(words) >= 3:
+            return self._classify(words[:-1])
+        return None
+
+
+def _digits_are_secret(kind: str) -> bool:
+    return kind in ("PASSWORD", "PIN")
+
+
+class _ValuePolicy:
+    """keys.rs ValuePolicy."""
+
+    def __init__(self, raw: Mapping[str, Any]) -> None:
+        self.placeholders = frozenset(raw["placeholders"])
+        self.mask_chars = frozenset(raw["mask_chars"])
+        self.mask_min_len: int = raw["mask_min_len"]
+        self.max_kept_digits: int = raw["max_kept_digits"]
+        self.template_prefixes: tuple[str, ...] = tuple(raw["template_prefixes"])
+        self.prose_stopwords = frozenset(raw["prose_stopwords"])
+
+    def is_placeholder(self, value: bytes) -> bool:
+        v = value.strip(_WS)
+        if len(v) >= 2 and v[0] in b"\"'" and v[0] == v[-1]:
+            v = v[1:-1].strip(_WS)
+        if not v:
+            return True
+        lower = _ascii_lower(v)
+        if lower in self.placeholders:
+            return True
+        if len(lower) >= self.mask_min_len and all(c in self.mask_chars for c in lower):
+            return True
+        if lower.startswith(self.template_prefixes):
+            return True
+        return _is_env_reference(v)
+
+    def is_small_number(self, value: bytes) -> bool:
+        v = value.strip(_WS)
+        whole, dot, frac = v.partition(b".")
+        return (
+            0 < len(whole) <= self.max_kept_digits
+            and whole.isdigit()
+            and (not dot or (len(frac) > 0 and frac.isdigit()))
+        )
+
+    def looks_generated(self, value: bytes) -> bool:
+        v = value.strip(_WS)
+        digit = any(_isdigit(b) for b in v)
+        symbol = any(b in b"!@#$%^&*+/=~|\\?" for b in v)
+        inner_upper = any(_isupper(b) for b in v[1:]) and any(_islower(b) for b in v)
+        return len(v) >= 16 or (digit and len(v) >= 4) or symbol or inner_upper
+
+    def kept(self, kind: str, value: bytes, quoted: bool) -> bool:
+        if self.is_placeholder(value):
+            return True
+        if not _digits_are_secret(kind) and self.is_small_number(value):
+            return True
+        return not quoted and not _digits_are_secret(kind) and not self.looks_generated(value)
+
+    def is_prose_stopword(self, word: bytes) -> bool:
+        w = word.strip(_WS)
+        if w and w[-1] in b".,!?:;":
+            w = w[:-1]
+        lower = _ascii_lower(w)
+        return lower in self.prose_stopwords or lower in self.placeholders
+
+
+_IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _is_env_reference(v: bytes) -> bool:
+    if v.startswith(b"$"):
+        return _IDENT.fullmatch(v, 1) is not None
+    if len(v) >= 2 and v[0] == v[-1] == 0x25:
+        return _IDENT.fullmatch(v, 1, len(v) - 1) is not None
+    return False
+
+
+# extend.rs ------------------------------------------------------------------------------------------
+def _escape_at(d: bytes, i: int) -> bool:
+    j = i
+    while j < len(d) and d[j] == 0x5C and j - i < 3:
+        j += 1
+    return j > i and j < len(d) and d[j] in b'nrt"'
+
+
+def _token_stop(b: int) -> bool:
+    return b in _WS or b in b"\"'`,;)]}>"
+
+
+def _clause_stop(b: int) -> bool:
+    return b in b"\n\r\"'`,;"
+
+
+def _ends_token(d: bytes, i: int, query: bool) -> bool:
+    b = d[i]
+    return _token_stop(b) or (query and b in b"&#") or (b == 0x5C and _escape_at(d, i))
+
+
+def _ends_word(d: bytes, i: int, query: bool) -> bool:
+    b = d[i]
+    return b in _WS or _clause_stop(b) or (query and b in b"&#") or (b == 0x5C and _escape_at(d, i))
+
+
+def _read_value(d: bytes, pos: int, clause: bool, query: bool) -> tuple[int, int, bool] | None:
+    """extend.rs read_value: (start, end, quoted)."""
+    n = len(d)
+    if pos >= n:
+        return None
+    limit = min(n, pos + _MAX_VALUE)
+    if d[pos] == 0x5C and pos + 1 < n and d[pos + 1] in b"\"'":
+        quote = d[pos + 1]
+        start = i = pos + 2
+        while i < limit and not (d[i] == 0x5C and i + 1 < n and d[i + 1] == quote) and d[i] != 0x0A:
+            i += 1
+        return (start, i, True) if i > start else None
+    if d[pos] in b"\"'`":
+        quote = d[pos]
+        start = i = pos + 1
+        while i < limit and d[i] != quote and d[i] != 0x0A:
+            i += 2 if d[i] == 0x5C and i + 1 < limit else 1
+        end = min(i, limit)
+        return (start, end, True) if end > start else None
+    if not clause:
+        i = pos
+        while i < limit and not _ends_token(d, i, query):
+            i += 1
+        while i > pos and d[i - 1] in b".:":
+            i -= 1
+        end = i
+    else:
+        i = end = pos
+        words = 0
+        while i < limit and words < _MAX_CLAUSE_WORDS:
+            word_start = i
+            if words > 0 and d[i] in b"([{<":
+                break
+            while i < limit and not _ends_word(d, i, query):
+                i += 1
+            if i == word_start:
+                break
+            words += 1
+            at_gap = i >= limit or d[i] in b" \t"
+            if d[i - 1] in b".!?" and (i >= n or d[i] in _WS):
+                end = i - 1 if d[i - 1] == 0x2E else i
+                break
+            end = i
+            if not at_gap:
+                break
+            while i < limit and d[i] in b" \t":
+                i += 1
+    return (pos, end, False) if end > pos else None
+
+
+def _key_byte(b: int) -> bool:
+    return _isalnum(b) or b in b"_.-"
+
+
+def _assignment(
+    d: bytes, key: tuple[int, int], value_at: int, flag: bool, keys: _KeyPolicy, values: _ValuePolicy
+) -> tuple[int, int, str] | None:
+    """extend.rs assignment."""
+    if (not flag and key[0] > 0 and _key_byte(d[key[0] - 1])) or d.endswith(_PLACEHOLDER_BYTES, 0, key[0]):
+        return None
+    kind = keys.classify(d[key[0] : key[1]])
+    if kind is None:
+        return None
+    sep_end = len(d[:value_at].rstrip(_WS)) - 1
+    if sep_end < 0:
+        return None
+    sep = d[sep_end]
+    if (
+        not flag
+        and value_at < len(d)
+        and ((sep == 0x3D and d[value_at] in b"=~") or (sep == 0x3A and d[value_at] == 0x3A))
+    ):
+        return None
+    query = key[0] > 0 and d[key[0] - 1] in b"?&"
+    clause = kind == "PASSWORD" and not flag and sep == 0x3A and d[key[0]] != 0x2D
+    value = _read_value(d, value_at, clause, query)
+    if value is None:
+        return None
+    start, end, quoted = value
+    if quoted:
+        text = d[start:end]
+        for scheme in _SCHEMES:
+            if len(text) > len(scheme) and text[: len(scheme)].lower() == scheme:
+                rest = text[len(scheme) :]
+                gap = len(rest) - len(rest.lstrip(b" \t"))
+                if gap > 0 and len(scheme) + gap < len(text):
+                    start += len(scheme) + gap
+                break
+    text = d[start:end]
+    if flag and text.startswith(b"-"):
+        return None
+    if values.kept(kind, text, quoted):
+        return None
+    if clause and not quoted:
+        first = re.split(rb"[ \t]", text, maxsplit=1)[0]
+        if values.is_placeholder(first):
+            return None
+    return start, end, kind
+
+
+def _prose(
+    d: bytes, key: tuple[int, int], value_at: int, values: _ValuePolicy
+) -> tuple[int, int, str] | None:
+    """extend.rs prose."""
+    if (key[0] > 0 and (_isalnum(d[key[0] - 1]) or d[key[0] - 1] == 0x5F)) or d.endswith(
+        _PLACEHOLDER_BYTES, 0, key[0]
+    ):
+        return None
+    word = d[key[0] : key[1]].lower()
+    kind = "PIN" if word.startswith(b"pin") else "PASSWORD"
+    value = _read_value(d, value_at, word.startswith(b"passphrase"), False)
+    if value is None:
+        return None
+    start, end, _quoted = value
+    text = d[start:end]
+    words = [w for w in re.split(rb"[ \t]", text) if w]
+    first = words[0] if words else b""
+    describes = values.is_prose_stopword(first) and (len(words) < 2 or values.is_prose_stopword(words[1]))
+    if describes or values.kept(kind, text, True):
+        return None
+    return start, end, kind
+
+
+def _skip_separators(d: bytes, p: int) -> int:
+    n = len(d)
+    while p < n:
+        b = d[p]
+        if b in b" \t\r\n":
+            p += 1
+        elif b == 0x5C:
+            q = p
+            while q < n and d[q] == 0x5C and q - p < 3:
+                q += 1
+            if q < n and d[q] in b"nr":
+                p = q + 1
+            else:
+                break
+        else:
+            break
+    return p
+
+
+def _end_marker(d: bytes, p: int) -> int | None:
+    if not d.startswith(b"-----END", p):
+        return None
+    window = d[p : p + 80]
+    close = window.find(b"-----", 8)
+    if close < 0:
+        return None
+    label = window[8:close]
+    plain = all(_isupper(b) or _isdigit(b) or b == 0x20 for b in label)
+    return p + close + 5 if plain and (label.endswith(b"KEY") or label.endswith(b"KEY BLOCK")) else None
+
+
+def _header_line(d: bytes, p: int) -> tuple[int, bool] | None:
+    if p >= len(d) or not (_isupper(d[p]) or _islower(d[p])):
+        return None
+    name_len = next((k for k, b in enumerate(d[p : p + 48]) if not (_isalnum(b) or b == 0x2D)), None)
+    if (
+        name_len is None
+        or d[p + name_len : p + name_len + 1] != b":"
+        or d[p + name_len + 1 : p + name_len + 2] not in (b" ", b"\t")
+    ):
+        return None
+    i = p + name_len + 1
+    limit = min(len(d), p + 512)
+    while i < limit and d[i] not in b'\n\r"' and not (d[i] == 0x5C and _escape_at(d, i)):
+        i += 1
+    return i, d[p : p + name_len] == b"Private-MAC"
+
+
+_B64_RUN = re.compile(rb"[A-Za-z0-9+/=]*")
+
+
+def _key_block(d: bytes, start: int, body_at: int, putty: bool) -> int:
+    """extend.rs key_block."""
+    limit = min(len(d), start + _MAX_EXTENSION)
+    last = body_at
+    headers_allowed = True
+    while True:
+        p = _skip_separators(d, last)
+        if p >= limit:
+            break
+        end = _end_marker(d, p)
+        if end is not None:
+            if not putty:
+                last = min(end, limit)
+            break
+        if headers_allowed:
+            header = _header_line(d, p)
+            if header is not None:
+                last, mac = header
+                if mac:
+                    break
+                continue
+        run = min(_B64_RUN.match(d, p).end() - p, limit - p)  # type: ignore[union-attr]
+        if run == 0:
+            break
+        padded = d[p] == 0x3D or d[p + run - 1] == 0x3D
+        q = _skip_separators(d, p + run)
+        before_end = _end_marker(d, q) is not None or (putty and _header_line(d, q) is not None)
+        if run < 16 and not padded and not before_end:
+            break
+        last = p + run
+        headers_allowed = putty
+    return last
+
+
+def _extend_run(d: bytes, end: int, run: frozenset[int], inner: frozenset[int]) -> int:
+    limit = min(len(d), end + _MAX_EXTENSION)
+    i = end
+    while i < limit:
+        if d[i] in run:
+            i += 1
+        elif d[i] in inner and i + 1 < limit and d[i + 1] in run and i > 0 and d[i - 1] in run:
+            i += 1
+        else:
+            break
+    return i
+
+
+def _entropy(data: bytes) -> float:
+    """scan.rs entropy: the same operations in the same order, so the same float."""
+    if not data:
+        return 0.0
+    counts = [0] * 256
+    for b in data:
+        counts[b] += 1
+    n = float(len(data))
+    total = 0.0
+    for c in counts:
+        if c > 0:
+            p = c / n
+            total += -p * math.log2(p)
+    return total
+
+
+class _PyRule(NamedTuple):
+    id: str
+    kind: str | None
+    keywords: tuple[bytes, ...]
+    regex: re.Pattern[bytes]
+    secret_groups: tuple[int, ...]
+    key_group: int | None
+    boundary: frozenset[int]
+    entropy: float | None
+    digits: bool
+    placeholder: bool
+    generated: bool
+    run: tuple[frozenset[int], frozenset[int]] | None
+    extend: str | None
+    url_check: bool
+    pii: bool
+
+
+def _compile(rule: Mapping[str, Any]) -> _PyRule:
+    regex = re.compile(rule["pattern"].encode("ascii"))
+    secret_groups = tuple(sorted(i for name, i in regex.groupindex.items() if name.startswith("secret")))
+    run = (_byte_set(rule["run"]), _byte_set(rule.get("run_inner", "none"))) if "run" in rule else None
+    return _PyRule(
+        id=rule["id"],
+        kind=None if rule["kind"] == "BY_KEY" else rule["kind"],
+        keywords=tuple(k.encode("ascii") for k in rule.get("keywords", [])),
+        regex=regex,
+        secret_groups=secret_groups,
+        key_group=regex.groupindex.get("key"),
+        boundary=_byte_set(rule.get("boundary", "word")),
+        entropy=rule.get("entropy"),
+        digits=rule.get("digits", False),
+        placeholder=rule.get("placeholder", False),
+        generated=rule.get("generated", False),
+        run=run,
+        extend=rule.get("extend"),
+        url_check=rule.get("check") == "url_password",
+        pii=rule.get("pii", False),
+    )
+
+
+def _merge(found: list[tuple[int, int, int, str]]) -> list[tuple[int, int, int, str]]:
+    """scan.rs merge: overlaps become their union, named by the member of the first rule."""
+    found.sort(key=lambda f: (f[0], -f[1], f[2]))
+    out: list[list[Any]] = []
+    for start, end, rule, kind in found:
+        if out and start < out[-1][1]:
+            last = out[-1]
+            last[1] = max(last[1], end)
+            if rule < last[2]:
+                last[2], last[3] = rule, kind
+        else:
+            out.append([start, end, rule, kind])
+    return [(s, e, r, k) for s, e, r, k in out]
+
+
+def _to_code_points(data: bytes, found: list[tuple[int, int, int, str]]) -> list[tuple[int, int, int, str]]:
+    """scan.rs Detector::to_code_points."""
+    if data.isascii():
+        return found
+    out = []
+    byte = cp = 0
+    for start, end, rule, kind in found:
+        cp += len(data[byte:start].translate(None, _CONTINUATION))
+        start_cp = cp - 1 if start < len(data) and 0x80 <= data[start] < 0xC0 else cp
+        cp += len(data[start:end].translate(None, _CONTINUATION))
+        byte = end
+        out.append((start_cp, cp, rule, kind))
+    return out
+
+
+class _PyDetector:
+    """The pure-Python mirror of rust/scrub's Detector (scan.rs)."""
+
+    def __init__(self, catalogue: Mapping[str, Any]) -> None:
+        self.rules = [_compile(rule) for rule in catalogue["rules"]]
+        self.keys = _KeyPolicy(catalogue["keys"])
+        self.values = _ValuePolicy(catalogue["values"])
+
+    def scan(self, data: bytes, pii: bool) -> list[tuple[int, int, int, str]]:
+        lowered = data.lower()
+        found: list[tuple[int, int, int, str]] = []
+        for index, rule in enumerate(self.rules):
+            if rule.pii and not pii:
+                continue
+            if rule.keywords and not any(k in lowered for k in rule.keywords):
+                continue
+            self._scan_rule(index, rule, data, found)
+        return _merge(found)
+
+    def _scan_rule(self, index: int, rule: _PyRule, d: bytes, out: list[tuple[int, int, int, str]]) -> None:
+        at = 0
+        while at <= len(d):
+            m = rule.regex.search(d, at)
+            if m is None:
+                break
+            ms, me = m.span()
+            secret = next(((m.start(g), m.end(g)) for g in rule.secret_groups if m.start(g) >= 0), (ms, me))
+            key = None
+            if rule.key_group is not None and m.start(rule.key_group) >= 0:
+                key = (m.start(rule.key_group), m.end(rule.key_group))
+            verdict = self._judge(rule, d, ms, me, secret, key)
+            if verdict is not None:
+                start, end, kind = verdict
+                out.append((start, end, index, kind or rule.kind or "SECRET"))
+                at = max(end, me)
+            else:
+                at = secret[0] if secret[0] > ms else me
+            at = max(at, ms + 1)
+
+    def _judge(
+        self, rule: _PyRule, d: bytes, ms: int, me: int, secret: tuple[int, int], key: tuple[int, int] | None
+    ) -> tuple[int, int, str | None] | None:
+        start, end = secret
+        kind = None
+        if rule.extend in ("assignment", "flag"):
+            if key is None:
+                return None
+            found = _assignment(d, key, me, rule.extend == "flag", self.keys, self.values)
+            if found is None:
+                return None
+            start, end, kind = found
+        elif rule.extend == "prose":
+            if key is None:
+                return None
+            found = _prose(d, key, me, self.values)
+            if found is None:
+                return None
+            start, end, kind = found
+        elif rule.extend == "pem_block":
+            end = _key_block(d, start, me if d.startswith(b"-----BEGIN", ms) else start, False)
+        elif rule.extend == "putty_block":
+            end = _key_block(d, start, start, True)
+        if rule.run is not None:
+            end = _extend_run(d, end, *rule.run)
+        at = d.find(_PLACEHOLDER_BYTES, start, max(start, end))
+        if at >= 0:
+            end = at
+        if end <= start:
+            return None
+        if (start > 0 and d[start - 1] in rule.boundary) or (end < len(d) and d[end] in rule.boundary):
+            return None
+        value = d[start:end]
+        if rule.digits and not any(_isdigit(b) for b in value):
+            return None
+        if rule.entropy is not None and _entropy(value) < rule.entropy:
+            return None
+        if rule.placeholder and self.values.is_placeholder(value):
+            return None
+        if rule.generated and not self.values.looks_generated(value):
+            return None
+        if rule.url_check:
+            digits = len(value) - len(value.lstrip(b"0123456789"))
+            if 1 <= digits <= 5 and value[digits : digits + 1] == b"/":
+                return None
+        return start, end, kind
+
+
+# ---------------------------------------------------------------------------------------------------
+# Engines: the core's functions, or the mirror's, behind one surface
+# ---------------------------------------------------------------------------------------------------
+def _wtf8(text: str) -> bytes:
+    # The unbound str.encode: a subclass's override never decides what is scanned.
+    return str.encode(text, "utf-8", "surrogatepass")
+
+
+class _Engine(Protocol):
+    name: str
+
+    def scan(self, text: str, pii: bool) -> list[Finding]: ...
+    def key_kind(self, name: str) -> str | None: ...
+    def key_words(self, name: str) -> list[str]: ...
+    def value_kept(self, kind: str, value: str, quoted: bool) -> bool: ...
+
+
+class _PythonEngine:
+    name = "python"
+
+    def __init__(self) -> None:
+        self.detector = _PyDetector(_CATALOGUE)
+
+    def scan(self, text: str, pii: bool) -> list[Finding]:
+        data = _wtf8(text)
+        rules = self.detector.rules
+        return [
+            Finding(s, e, rules[r].id, k)
+            for s, e, r, k in _to_code_points(data, self.detector.scan(data, pii))
+        ]
+
+    def key_kind(self, name: str) -> str | None:
+        return self.detector.keys.classify(_wtf8(name))
+
+    def key_words(self, name: str) -> list[str]:
+        return self.detector.keys.words(_wtf8(name))
+
+    def value_kept(self, kind: str, value: str, quoted: bool) -> bool:
+        return self.detector.values.kept(kind, _wtf8(value), quoted)
+
+
+class _RustEngine:
+    name = "rust"
+
+    def __init__(self, core: Any) -> None:
+        self.core = core
+
+    def scan(self, text: str, pii: bool) -> list[Finding]:
+        return [Finding(*found) for found in self.core.scan_secrets(text, pii)]
+
+    def key_kind(self, name: str) -> str | None:
+        kind: str | None = self.core.credential_key_kind(name)
+        return kind
+
+    def key_words(self, name: str) -> list[str]:
+        words: list[str] = self.core.credential_key_words(name)
+        return words
+
+    def value_kept(self, kind: str, value: str, quoted: bool) -> bool:
+        return bool(self.core.credential_value_kept(kind, value, quoted))
+
+
+_ENGINES: dict[str, _Engine] = {}
+
+
+def _engine(implementation: str | None = None) -> _Engine:
+    """The engine for ``implementation`` ("rust", "python"), or the package's backend when None."""
+    if implementation is None:
+        from memdedup import _backend
+
+        implementation = _backend.IMPLEMENTATION
+    if implementation not in ("rust", "python"):
+        raise InvalidInputError(f"implementation must be 'rust' or 'python', not {implementation!r:.40}")
+    if implementation in _ENGINES:
+        return _ENGINES[implementation]
+    engine: _Engine
+    if implementation == "rust":
+        try:
+            from memdedup import _core
+        except ImportError as exc:
+            raise BackendUnavailableError(f"the compiled extension did not load: {exc}") from exc
+        if hasattr(_core, "scan_secrets"):
+            engine = _RustEngine(_core)
+        elif os.environ.get("MEMDEDUP_IMPLEMENTATION", "").strip().lower() == "rust":
+            raise BackendUnavailableError("memdedup._core has no scan_secrets: rebuild the extension")
+        else:
+            warnings.warn(
+                "memdedup: the compiled extension has no credential detector (an older build); "
+                "scrubbing runs on the pure-Python mirror of the same catalogue",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+            engine = _engine("python")
+    else:
+        engine = _PythonEngine()
+    _ENGINES[implementation] = engine
+    return engine
+
+
+# ---------------------------------------------------------------------------------------------------
+# Key names
+# ---------------------------------------------------------------------------------------------------
 def key_words(name: Any) -> list[str]:
-    """The lower-cased words of a key name: ``authToken`` -> ``["auth", "token"]``."""
-    return [word.lower() for word in _WORD.findall(str(name))]
+    """The lower-cased words a key name is judged by: ``authToken`` -> ``["auth", "token"]``,
+    ``PGPASSWORD`` -> ``["pg", "password"]``."""
+    return _engine().key_words(str(name))
+
+
+def credential_kind(name: Any) -> str | None:
+    """The kind (``PASSWORD``, ``PIN``, ``TOKEN``, ``API_KEY``, ``SECRET``) of a credential-named key,
+    or None. Its final word decides (see the module docstring and docs/scrub.md)."""
+    return _engine().key_kind(name if isinstance(name, str) else str(name))
 
 
 def is_credential_key(name: Any) -> bool:
-    """Whether a property key names a credential (see the module docstring for the word rules)."""
-    words = key_words(name)
-    if not words:
-        return False
-    if any(word in _ANYWHERE_WORDS for word in words):
-        return True
-    if words[-1] in _LAST_WORDS:
-        return True
-    return len(words) >= 2 and words[-1] == "key" and words[-2] in _KEY_QUALIFIERS
-
-
-def _assignment_kind(name: str) -> str:
-    words = key_words(name)
-    if any(word in _PASSWORD_WORDS for word in words):
-        return "PASSWORD"
-    if words and words[-1] == "token":
-        return "TOKEN"
-    if "apikey" in words or words[-2:] == ["api", "key"]:
-        return "API_KEY"
-    return "SECRET"
+    """Whether a property key names a credential."""
+    return credential_kind(name) is not None
 
 
 # ---------------------------------------------------------------------------------------------------
-# Value shapes
+# The scrubber
 # ---------------------------------------------------------------------------------------------------
-_BOUNDARY = r"(?<![A-Za-z0-9_\-])"
-_END = r"(?![A-Za-z0-9_\-])"
-_HAS_DIGIT = re.compile(r"[0-9]")
-_NOT_SECRET_VALUES = frozenset({"true", "false", "null", "none", "yes", "no", "nil", "undefined"})
-# An Authorization header's scheme: the BEARER_TOKEN / BASIC_AUTH passes own what follows it.
-_AUTH_SCHEMES = frozenset({"bearer", "basic", "digest", "token"})
-
-
-class _Pass(NamedTuple):
-    kind: str
-    pattern: re.Pattern[str]
-    # The replacement for a match and the kind it redacts, or None to keep the match as it is.
-    replace: Callable[[re.Match[str], str], tuple[str, str] | None]
-
-
-_Replacement = tuple[str, str] | None
-
-
-def _whole(match: re.Match[str], kind: str) -> _Replacement:
-    return placeholder(kind), kind
-
-
-def _whole_if_digit(match: re.Match[str], kind: str) -> _Replacement:
-    return (placeholder(kind), kind) if _HAS_DIGIT.search(match.group("body")) else None
-
-
-def _keep_prefix(match: re.Match[str], kind: str) -> _Replacement:
-    return match.group("prefix") + placeholder(kind), kind
-
-
-def _bearer(match: re.Match[str], kind: str) -> _Replacement:
-    token = match.group("token")
-    in_header = "authorization" in match.string[max(0, match.start() - 32) : match.start()].lower()
-    # Outside an Authorization header, "bearer" is an English word: demand a token's shape.
-    if not in_header and (len(token) < 16 or not _HAS_DIGIT.search(token)):
-        return None
-    return match.group("prefix") + placeholder(kind), kind
-
-
-def _url_password(match: re.Match[str], kind: str) -> _Replacement:
-    return match.group("prefix") + placeholder(kind) + "@", kind
-
-
-def _unquote(value: str) -> tuple[str, str]:
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-        return value[0], value[1:-1]
-    return "", value
-
-
-def _assignment(match: re.Match[str], kind: str) -> _Replacement:
-    key = match.group("key")
-    if not is_credential_key(key):
-        return None
-    quote, value = _unquote(match.group("value"))
-    if not value.strip() or value.lower() in _NOT_SECRET_VALUES or value.startswith(PLACEHOLDER_PREFIX):
-        return None
-    if not quote and value.lower() in _AUTH_SCHEMES:
-        return None
-    kind = _assignment_kind(key)
-    return match.group("lead") + quote + placeholder(kind) + quote, kind
-
-
-def _prose_password(match: re.Match[str], kind: str) -> _Replacement:
-    value = match.group("value")
-    if value.startswith(PLACEHOLDER_PREFIX) or value.isalpha():
-        return None
-    quote = match.group("quote")
-    return match.group("lead") + quote + placeholder(kind) + quote, kind
-
-
-def _apply(step: _Pass, text: str, kinds: list[str]) -> str:
-    """Replace the matches ``step`` accepts; after a refused match, search again one character on.
-
-    (``re.sub`` would resume after the refused match and so miss ``password=x`` inside ``note: password=x``.)
-    """
-    pieces: list[str] = []
-    done = search_from = 0
-    while (match := step.pattern.search(text, search_from)) is not None:
-        result = step.replace(match, step.kind)
-        if result is None:
-            search_from = match.start() + 1
-            continue
-        replacement, kind = result
-        pieces += (text[done : match.start()], replacement)
-        kinds.append(kind)
-        done = search_from = match.end()
-    if not pieces:
-        return text
-    pieces.append(text[done:])
-    return "".join(pieces)
-
-
-_CREDENTIAL_PASSES: tuple[_Pass, ...] = (
-    _Pass(
-        "PRIVATE_KEY",
-        re.compile(
-            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-            # A complete block, or a truncated one: its header lines and base64 lines, not the prose after.
-            r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-            r"|(?:\s*[A-Za-z][A-Za-z\-]*:[^\n]*)*(?:\s*[A-Za-z0-9+/=]{16,})*)",
-            re.DOTALL,
-        ),
-        _whole,
-    ),
-    _Pass(
-        "URL_PASSWORD",
-        # The password runs to the last "@" of the authority, so "p@ss" is redacted whole.
-        re.compile(r"(?P<prefix>\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/?#@\[\]]*:)(?P<pw>[^\s/?#\[\]]+)@"),
-        _url_password,
-    ),
-    _Pass(
-        "JWT",
-        re.compile(_BOUNDARY + r"eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*" + _END),
-        _whole,
-    ),
-    _Pass(
-        "ANTHROPIC_API_KEY",
-        re.compile(_BOUNDARY + r"sk-ant-(?P<body>[A-Za-z0-9_\-]{20,})" + _END),
-        _whole_if_digit,
-    ),
-    _Pass(
-        "OPENAI_API_KEY",
-        re.compile(_BOUNDARY + r"sk-(?:proj-|svcacct-|admin-)?(?P<body>[A-Za-z0-9_\-]{20,})" + _END),
-        _whole_if_digit,
-    ),
-    _Pass(
-        "STRIPE_STYLE_KEY",
-        re.compile(_BOUNDARY + r"(?:sk|pk|rk|api|token)_(?:live|test)_(?P<body>[A-Za-z0-9]{16,})" + _END),
-        _whole_if_digit,
-    ),
-    _Pass(
-        "AWS_ACCESS_KEY_ID",
-        re.compile(
-            r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA)[A-Z0-9]{16}(?![A-Za-z0-9])"
-        ),
-        _whole,
-    ),
-    _Pass(
-        "GITHUB_TOKEN",
-        re.compile(
-            _BOUNDARY
-            + r"(?:(?:ghp|gho|ghu|ghs|ghr)_(?P<body>[A-Za-z0-9]{36,})|github_pat_[A-Za-z0-9_]{22,})"
-            + _END
-        ),
-        _whole,
-    ),
-    _Pass(
-        "SLACK_TOKEN",
-        re.compile(_BOUNDARY + r"xox[abposr]-(?P<body>[A-Za-z0-9\-]{10,})" + _END),
-        _whole_if_digit,
-    ),
-    _Pass("GOOGLE_API_KEY", re.compile(_BOUNDARY + r"AIza[0-9A-Za-z_\-]{35}" + _END), _whole),
-    _Pass(
-        "BASIC_AUTH",
-        re.compile(r"(?i)(?P<prefix>\bauthorization[\"']?\s*[:=]\s*[\"']?basic\s+)[A-Za-z0-9+/]{8,}={0,2}"),
-        _keep_prefix,
-    ),
-    _Pass(
-        "BEARER_TOKEN",
-        re.compile(r"(?i)(?P<prefix>\bbearer\s+)(?P<token>[A-Za-z0-9\-._~+/]+=*)"),
-        _bearer,
-    ),
-    _Pass(
-        "ASSIGNMENT",
-        re.compile(
-            r"(?P<lead>(?<![A-Za-z0-9_.\-])(?P<q>[\"']?)(?P<key>[A-Za-z_][A-Za-z0-9_.\-]{0,63})(?P=q)\s*[:=]\s*)"
-            r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s,;'\"()\[\]{}<>]+)"
-        ),
-        _assignment,
-    ),
-    _Pass(
-        "PASSWORD",
-        re.compile(
-            r"(?i)(?P<lead>(?<![A-Za-z0-9])(?:pass(?:word|phrase|code)|pwd)\s+(?:is|was|will be)\s+)"
-            r"(?P<quote>[\"']?)(?P<value>[^\s\"',;]*[^\s\"',;.!?:])(?P=quote)"
-        ),
-        _prose_password,
-    ),
-)
-
-_PII_PASSES: tuple[_Pass, ...] = (
-    _Pass(
-        "EMAIL",
-        re.compile(
-            r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b"
-        ),
-        _whole,
-    ),
-    _Pass(
-        "PHONE",
-        re.compile(
-            r"(?<![\w+])(?:\+[1-9][0-9]{0,2}[\s.\-]?(?:\(?[0-9]{1,4}\)?[\s.\-]?){1,4}[0-9]{2,4}"
-            r"|\(?[0-9]{3}\)?[\s.\-][0-9]{3}[\s.\-][0-9]{4})(?![\w])"
-        ),
-        _whole,
-    ),
-)
-
-CREDENTIAL_KINDS: tuple[str, ...] = (
-    *(p.kind for p in _CREDENTIAL_PASSES if p.kind != "ASSIGNMENT"),
-    "TOKEN",
-    "API_KEY",
-    "SECRET",
-)
-PII_KINDS: tuple[str, ...] = tuple(p.kind for p in _PII_PASSES)
+def _type_name(value: object) -> str:
+    # A class name is code, not input, but it is echoed into an error message: scrub it like input.
+    return redact(type(value).__name__)
 
 
 class CredentialScrubber:
     """Replaces credentials in text and drops credential-named properties.
 
-    ``pii=True`` also redacts e-mail addresses and phone numbers. The scrubber holds no state between
+    ``pii=True`` also redacts e-mail addresses and phone numbers. ``implementation`` picks the engine
+    (``"rust"`` or ``"python"``; the package's backend by default). The scrubber holds no state between
     calls; one instance may be shared.
     """
 
-    def __init__(self, *, pii: bool = False) -> None:
-        self.pii = pii
-        self._passes = _CREDENTIAL_PASSES + (_PII_PASSES if pii else ())
+    def __init__(self, *, pii: bool = False, implementation: str | None = None) -> None:
+        self.pii = bool(pii)
+        self._engine = _engine(implementation)
+
+    @property
+    def implementation(self) -> str:
+        return self._engine.name
+
+    def scan(self, text: str) -> tuple[Finding, ...]:
+        """Every credential in ``text``: code-point spans, non-overlapping, in order."""
+        if not isinstance(text, str):
+            raise InputTypeError(f"scan takes a str, not {_type_name(text)}")
+        return tuple(self._engine.scan(text, self.pii))
 
     def scrub_text(self, text: str) -> ScrubResult:
         """``text`` with every recognised credential replaced by ``[REDACTED:KIND]``, and the kinds."""
         if not isinstance(text, str):
-            raise InputTypeError(f"scrub_text takes a str, not {type(text).__name__}")
-        kinds: list[str] = []
-        for step in self._passes:
-            if step.kind == "ASSIGNMENT" and ":" not in text and "=" not in text:
-                continue
-            text = _apply(step, text, kinds)
-        return ScrubResult(text, tuple(kinds))
+            raise InputTypeError(f"scrub_text takes a str, not {_type_name(text)}")
+        if type(text) is not str:
+            text = str.__str__(text)  # an exact copy: a subclass's slicing never decides the output
+        found = self._engine.scan(text, self.pii)
+        if not found:
+            return ScrubResult(text, ())
+        pieces: list[str] = []
+        done = 0
+        for f in found:
+            pieces += (text[done : f.start], placeholder(f.kind))
+            done = f.end
+        pieces.append(text[done:])
+        return ScrubResult("".join(pieces), tuple(f.kind for f in found))
 
     def scrub_properties(self, mapping: Mapping[Any, Any]) -> ScrubbedProperties:
-        """A scrubbed copy: credential-named keys dropped (at any depth), every string value scrubbed.
+        """A scrubbed copy of ``mapping``.
 
-        Nested mappings and lists are walked; dropped keys are reported by path (``db.password``,
-        ``hosts[1].token``). A string key that itself holds a credential is scrubbed like a value.
+        Every string is scrubbed: values, list items and key names (a key that is itself a secret
+        becomes its placeholder). A credential-named key (:func:`credential_kind`) is dropped, at any
+        depth, unless its value is one the policy keeps: None, a boolean, an empty container, an obvious
+        placeholder (``required``, ``none``, ``<redacted>``, ``***``, ``$TOKEN``...) or, except under a
+        PASSWORD or PIN key, a number of at most 6 integer digits. Dropped keys are reported by path
+        (``db.password``, ``hosts[1].token``), built from scrubbed key names only. Values that are not
+        JSON types are scrubbed as their ``str()``. Two keys that scrub to the same name are kept
+        apart (``[REDACTED:TOKEN] (2)``).
         """
         if not isinstance(mapping, Mapping):
-            raise InputTypeError(f"scrub_properties takes a mapping, not {type(mapping).__name__}")
+            raise InputTypeError(f"scrub_properties takes a mapping, not {_type_name(mapping)}")
         dropped: list[str] = []
         kinds: list[str] = []
 
-        def walk(value: Any, path: str) -> Any:
+        def text_of(value: str) -> str:
+            result = self.scrub_text(value)
+            kinds.extend(result.redactions)
+            return result.text
+
+        def walk(value: Any, path: str, depth: int) -> Any:
+            if depth > MAX_DEPTH:
+                raise InvalidInputError(f"properties are nested deeper than {MAX_DEPTH} levels")
             if isinstance(value, Mapping):
                 out: dict[Any, Any] = {}
                 for key, item in value.items():
-                    where = f"{path}.{key}" if path else str(key)
-                    if is_credential_key(key):
+                    name = key if isinstance(key, str) else str(key)
+                    clean = text_of(name)
+                    where = f"{path}.{clean}" if path else clean
+                    kind = self._engine.key_kind(name)
+                    if kind is not None and not self._keeps(kind, item):
                         dropped.append(where)
                         continue
-                    if isinstance(key, str):
-                        scrubbed_key = self.scrub_text(key)
-                        kinds.extend(scrubbed_key.redactions)
-                        key = scrubbed_key.text
-                    out[key] = walk(item, where)
+                    new_key: Any = clean if isinstance(key, str) or clean != name else key
+                    if new_key in out:
+                        copy = 2
+                        while f"{clean} ({copy})" in out:
+                            copy += 1
+                        new_key = f"{clean} ({copy})"
+                    out[new_key] = walk(item, where, depth + 1)
                 return out
             if isinstance(value, list | tuple):
-                return [walk(item, f"{path}[{index}]") for index, item in enumerate(value)]
+                return [walk(item, f"{path}[{index}]", depth + 1) for index, item in enumerate(value)]
             if isinstance(value, str):
-                result = self.scrub_text(value)
-                kinds.extend(result.redactions)
-                return result.text
-            return value
+                return text_of(value)
+            if value is None or isinstance(value, bool | int | float):
+                return value
+            return text_of(str(value))
 
-        return ScrubbedProperties(walk(mapping, ""), tuple(dropped), tuple(kinds))
+        return ScrubbedProperties(walk(mapping, "", 0), tuple(dropped), tuple(kinds))
+
+    def _keeps(self, kind: str, value: Any) -> bool:
+        """Whether a credential-named key of ``kind`` keeps ``value`` (the property policy)."""
+        if value is None or isinstance(value, bool):
+            return True
+        if isinstance(value, int | float):
+            return not _digits_are_secret(kind) and self._engine.value_kept(kind, repr(value), True)
+        if isinstance(value, str):
+            return self._engine.value_kept(kind, value, True)
+        if isinstance(value, Mapping | list | tuple):
+            return len(value) == 0
+        return False
+
+
+def redact(text: str, *, pii: bool = False) -> str:
+    """``text`` scrubbed: for messages, logs and reports that echo input."""
+    return _default_scrubber(pii).scrub_text(text).text
+
+
+_DEFAULT: dict[bool, CredentialScrubber] = {}
+
+
+def _default_scrubber(pii: bool) -> CredentialScrubber:
+    if pii not in _DEFAULT:
+        _DEFAULT[pii] = CredentialScrubber(pii=pii)
+    return _DEFAULT[pii]

@@ -82,6 +82,7 @@ pub(crate) struct RawAfter {
 pub(crate) struct RawValues {
     pub placeholders: Vec<String>,
     pub mask_chars: String,
+    pub mask_min_len: usize,
     pub max_kept_digits: usize,
     pub template_prefixes: Vec<String>,
     pub prose_stopwords: Vec<String>,
@@ -186,14 +187,18 @@ fn check_hir(hir: &Hir, id: &str) -> Result<(), String> {
             match rep.max {
                 None => return Err(format!("rule {id}: unbounded repetition")),
                 Some(max) if max > MAX_REPEAT => {
-                    return Err(format!("rule {id}: repetition bound {max} exceeds {MAX_REPEAT}"))
+                    return Err(format!(
+                        "rule {id}: repetition bound {max} exceeds {MAX_REPEAT}"
+                    ))
                 }
                 _ => {}
             }
             check_hir(&rep.sub, id)
         }
         HirKind::Capture(cap) => check_hir(&cap.sub, id),
-        HirKind::Concat(subs) | HirKind::Alternation(subs) => subs.iter().try_for_each(|h| check_hir(h, id)),
+        HirKind::Concat(subs) | HirKind::Alternation(subs) => {
+            subs.iter().try_for_each(|h| check_hir(h, id))
+        }
         HirKind::Look(Look::WordAscii | Look::WordAsciiNegate) => Ok(()),
         HirKind::Look(look) => Err(format!("rule {id}: anchor {look:?} (only \\b is allowed)")),
         HirKind::Empty | HirKind::Literal(_) | HirKind::Class(_) => Ok(()),
@@ -213,9 +218,13 @@ fn compile_rule(raw: RawRule) -> Result<Rule, String> {
     if props.minimum_len().unwrap_or(0) == 0 {
         return Err(format!("rule {id}: the pattern can match nothing"));
     }
-    let max_width = props.maximum_len().ok_or_else(|| format!("rule {id}: unbounded width"))?;
+    let max_width = props
+        .maximum_len()
+        .ok_or_else(|| format!("rule {id}: unbounded width"))?;
     if max_width > MAX_WIDTH {
-        return Err(format!("rule {id}: matches up to {max_width} bytes (more than {MAX_WIDTH})"));
+        return Err(format!(
+            "rule {id}: matches up to {max_width} bytes (more than {MAX_WIDTH})"
+        ));
     }
     let regex = RegexBuilder::new(&raw.pattern)
         .unicode(false)
@@ -243,7 +252,9 @@ fn compile_rule(raw: RawRule) -> Result<Rule, String> {
         Some(other) => return Err(format!("rule {id}: unknown extender {other:?}")),
     };
     if matches!(extend, Extend::Assignment | Extend::Flag | Extend::Prose) && key_group.is_none() {
-        return Err(format!("rule {id}: the {extend:?} extender needs a group named key"));
+        return Err(format!(
+            "rule {id}: the {extend:?} extender needs a group named key"
+        ));
     }
     let kind = match raw.kind.as_str() {
         "BY_KEY" => {
@@ -252,7 +263,10 @@ fn compile_rule(raw: RawRule) -> Result<Rule, String> {
             }
             None
         }
-        k if !k.is_empty() && k.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_') => {
+        k if !k.is_empty()
+            && k.bytes()
+                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_') =>
+        {
             Some(k.to_string())
         }
         k => return Err(format!("rule {id}: kind {k:?} is not an upper-case name")),
@@ -262,13 +276,20 @@ fn compile_rule(raw: RawRule) -> Result<Rule, String> {
         Some("url_password") => true,
         Some(other) => return Err(format!("rule {id}: unknown check {other:?}")),
     };
-    if raw.keywords.iter().any(|k| k.is_empty() || k.to_ascii_lowercase() != *k || !k.is_ascii()) {
-        return Err(format!("rule {id}: keywords must be non-empty lower-case ASCII"));
+    if raw
+        .keywords
+        .iter()
+        .any(|k| k.is_empty() || k.to_ascii_lowercase() != *k || !k.is_ascii())
+    {
+        return Err(format!(
+            "rule {id}: keywords must be non-empty lower-case ASCII"
+        ));
     }
     let run = match (&raw.run, &raw.run_inner) {
-        (Some(run), inner) => {
-            Some((ByteSet::parse(run)?, ByteSet::parse(inner.as_deref().unwrap_or("none"))?))
-        }
+        (Some(run), inner) => Some((
+            ByteSet::parse(run)?,
+            ByteSet::parse(inner.as_deref().unwrap_or("none"))?,
+        )),
         (None, Some(_)) => return Err(format!("rule {id}: run_inner without run")),
         (None, None) => None,
     };
@@ -311,6 +332,10 @@ impl Catalogue {
         }
         let keys = KeyPolicy::from_raw(raw.keys)?;
         let values = ValuePolicy::from_raw(raw.values);
-        Ok(Catalogue { rules, keys, values })
+        Ok(Catalogue {
+            rules,
+            keys,
+            values,
+        })
     }
 }

@@ -4,6 +4,7 @@
 
 use super::catalogue::{ByteSet, MAX_EXTENSION};
 use super::keys::{KeyClass, KeyPolicy, ValuePolicy};
+use super::scan::PLACEHOLDER;
 
 /// The longest value read after a key.
 pub const MAX_VALUE: usize = 1024;
@@ -45,6 +46,21 @@ fn clause_stop(b: u8) -> bool {
     matches!(b, b'\n' | b'\r' | b'"' | b'\'' | b'`' | b',' | b';')
 }
 
+/// Whether the byte at `i` ends a token value (`query`: `&` and `#` too).
+fn ends_token(hay: &[u8], i: usize, query: bool) -> bool {
+    let b = hay[i];
+    token_stop(b) || (query && matches!(b, b'&' | b'#')) || (b == b'\\' && escape_at(hay, i))
+}
+
+/// Whether the byte at `i` ends a word of a clause.
+fn ends_word(hay: &[u8], i: usize, query: bool) -> bool {
+    let b = hay[i];
+    b.is_ascii_whitespace()
+        || clause_stop(b)
+        || (query && matches!(b, b'&' | b'#'))
+        || (b == b'\\' && escape_at(hay, i))
+}
+
 /// Read the value that starts at `pos`: a quoted string (its inside), else a token or a clause.
 /// `query`: the key is a URL query parameter, so `&` and `#` end the value too.
 pub fn read_value(hay: &[u8], pos: usize, mode: ValueMode, query: bool) -> Option<Value> {
@@ -57,26 +73,40 @@ pub fn read_value(hay: &[u8], pos: usize, mode: ValueMode, query: bool) -> Optio
         let quote = hay[pos + 1];
         let start = pos + 2;
         let mut i = start;
-        while i < limit && !(hay[i] == b'\\' && i + 1 < hay.len() && hay[i + 1] == quote) && hay[i] != b'\n' {
+        while i < limit
+            && !(hay[i] == b'\\' && i + 1 < hay.len() && hay[i + 1] == quote)
+            && hay[i] != b'\n'
+        {
             i += 1;
         }
-        return (i > start).then_some(Value { start, end: i, quoted: true });
+        return (i > start).then_some(Value {
+            start,
+            end: i,
+            quoted: true,
+        });
     }
     if matches!(hay[pos], b'"' | b'\'' | b'`') {
         let quote = hay[pos];
         let start = pos + 1;
         let mut i = start;
         while i < limit && hay[i] != quote && hay[i] != b'\n' {
-            i += if hay[i] == b'\\' && i + 1 < limit { 2 } else { 1 };
+            i += if hay[i] == b'\\' && i + 1 < limit {
+                2
+            } else {
+                1
+            };
         }
         let end = i.min(limit);
-        return (end > start).then_some(Value { start, end, quoted: true });
+        return (end > start).then_some(Value {
+            start,
+            end,
+            quoted: true,
+        });
     }
-    let stop_query = |b: u8| query && (b == b'&' || b == b'#');
     let end = match mode {
         ValueMode::Token => {
             let mut i = pos;
-            while i < limit && !token_stop(hay[i]) && !stop_query(hay[i]) && !(hay[i] == b'\\' && escape_at(hay, i)) {
+            while i < limit && !ends_token(hay, i, query) {
                 i += 1;
             }
             // A sentence's full stop or colon is not part of the token.
@@ -95,12 +125,7 @@ pub fn read_value(hay: &[u8], pos: usize, mode: ValueMode, query: bool) -> Optio
                 if words > 0 && matches!(hay[i], b'(' | b'[' | b'{' | b'<') {
                     break;
                 }
-                while i < limit
-                    && !hay[i].is_ascii_whitespace()
-                    && !clause_stop(hay[i])
-                    && !stop_query(hay[i])
-                    && !(hay[i] == b'\\' && escape_at(hay, i))
-                {
+                while i < limit && !ends_word(hay, i, query) {
                     i += 1;
                 }
                 if i == word_start {
@@ -108,7 +133,9 @@ pub fn read_value(hay: &[u8], pos: usize, mode: ValueMode, query: bool) -> Optio
                 }
                 words += 1;
                 let at_gap = i >= limit || hay[i] == b' ' || hay[i] == b'\t';
-                if matches!(hay[i - 1], b'.' | b'!' | b'?') && (i >= hay.len() || hay[i].is_ascii_whitespace()) {
+                if matches!(hay[i - 1], b'.' | b'!' | b'?')
+                    && (i >= hay.len() || hay[i].is_ascii_whitespace())
+                {
                     // The sentence ends here; a full stop is not part of the passphrase.
                     end = if hay[i - 1] == b'.' { i - 1 } else { i };
                     break;
@@ -125,7 +152,11 @@ pub fn read_value(hay: &[u8], pos: usize, mode: ValueMode, query: bool) -> Optio
             end
         }
     };
-    (end > pos).then_some(Value { start: pos, end, quoted: false })
+    (end > pos).then_some(Value {
+        start: pos,
+        end,
+        quoted: false,
+    })
 }
 
 /// Authorization schemes a quoted header value starts with (`"Bearer <token>"`): the token follows.
@@ -144,26 +175,42 @@ pub fn assignment(
     values: &ValuePolicy,
 ) -> Option<(usize, usize, KeyClass)> {
     let key_byte = |b: u8| b.is_ascii_alphanumeric() || b"_.-".contains(&b);
-    // The key must start where its run of key characters starts (not inside a longer name).
-    if !flag && key.0 > 0 && key_byte(hay[key.0 - 1]) {
+    // The key must start where its run of key characters starts (not inside a longer name), and not be
+    // the kind inside a placeholder this scrubber wrote ([REDACTED:PASSWORD]: ...).
+    if (!flag && key.0 > 0 && key_byte(hay[key.0 - 1])) || hay[..key.0].ends_with(PLACEHOLDER) {
         return None;
     }
     let class = keys.classify(&hay[key.0..key.1])?;
     // The separator: the last non-blank byte before the value.
-    let sep_end = hay[..value_at].iter().rposition(|b| !b.is_ascii_whitespace())?;
+    let sep_end = hay[..value_at]
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())?;
     let sep = hay[sep_end];
     // `password == x`, `token =~ re`, `key::x`: a comparison or a path, not an assignment.
-    if !flag && value_at < hay.len() && matches!((sep, hay[value_at]), (b'=', b'=' | b'~') | (b':', b':')) {
+    if !flag
+        && value_at < hay.len()
+        && matches!((sep, hay[value_at]), (b'=', b'=' | b'~') | (b':', b':'))
+    {
         return None;
     }
     let query = key.0 > 0 && matches!(hay[key.0 - 1], b'?' | b'&');
     let clause = class == KeyClass::Password && !flag && sep == b':' && hay[key.0] != b'-';
-    let mode = if clause { ValueMode::Clause } else { ValueMode::Token };
+    let mode = if clause {
+        ValueMode::Clause
+    } else {
+        ValueMode::Token
+    };
     let mut value = read_value(hay, value_at, mode, query)?;
     if value.quoted {
         let text = &hay[value.start..value.end];
-        if let Some(scheme) = SCHEMES.iter().find(|s| text.len() > s.len() && text[..s.len()].eq_ignore_ascii_case(s)) {
-            let gap = text[scheme.len()..].iter().take_while(|b| **b == b' ' || **b == b'\t').count();
+        if let Some(scheme) = SCHEMES
+            .iter()
+            .find(|s| text.len() > s.len() && text[..s.len()].eq_ignore_ascii_case(s))
+        {
+            let gap = text[scheme.len()..]
+                .iter()
+                .take_while(|b| **b == b' ' || **b == b'\t')
+                .count();
             if gap > 0 && scheme.len() + gap < text.len() {
                 value.start += scheme.len() + gap;
             }
@@ -177,7 +224,10 @@ pub fn assignment(
         return None;
     }
     if mode == ValueMode::Clause && !value.quoted {
-        let first_end = text.iter().position(|b| *b == b' ' || *b == b'\t').unwrap_or(text.len());
+        let first_end = text
+            .iter()
+            .position(|b| *b == b' ' || *b == b'\t')
+            .unwrap_or(text.len());
         if values.is_placeholder(&text[..first_end]) {
             return None;
         }
@@ -186,20 +236,38 @@ pub fn assignment(
 }
 
 /// `password is X` (`passphrase was X Y Z`, `PIN is 4821`): X, unless it describes rather than reveals.
-pub fn prose(hay: &[u8], key: (usize, usize), value_at: usize, values: &ValuePolicy) -> Option<(usize, usize, KeyClass)> {
-    if key.0 > 0 && (hay[key.0 - 1].is_ascii_alphanumeric() || hay[key.0 - 1] == b'_') {
+pub fn prose(
+    hay: &[u8],
+    key: (usize, usize),
+    value_at: usize,
+    values: &ValuePolicy,
+) -> Option<(usize, usize, KeyClass)> {
+    if key.0 > 0 && (hay[key.0 - 1].is_ascii_alphanumeric() || hay[key.0 - 1] == b'_')
+        || hay[..key.0].ends_with(PLACEHOLDER)
+    {
         return None;
     }
     let word = hay[key.0..key.1].to_ascii_lowercase();
-    let class = if word.starts_with(b"pin") { KeyClass::Pin } else { KeyClass::Password };
-    let mode = if word.starts_with(b"passphrase") { ValueMode::Clause } else { ValueMode::Token };
+    let class = if word.starts_with(b"pin") {
+        KeyClass::Pin
+    } else {
+        KeyClass::Password
+    };
+    let mode = if word.starts_with(b"passphrase") {
+        ValueMode::Clause
+    } else {
+        ValueMode::Token
+    };
     let value = read_value(hay, value_at, mode, false)?;
     let text = &hay[value.start..value.end];
     // "the password is stored in vault": a first word that describes (and, in a clause, a second one
     // too: "stored in", "long and") says what the password is like, not what it is.
-    let mut words = text.split(|b| *b == b' ' || *b == b'\t').filter(|w| !w.is_empty());
+    let mut words = text
+        .split(|b| *b == b' ' || *b == b'\t')
+        .filter(|w| !w.is_empty());
     let first = words.next().unwrap_or_default();
-    let describes = values.is_prose_stopword(first) && words.next().is_none_or(|w| values.is_prose_stopword(w));
+    let describes =
+        values.is_prose_stopword(first) && words.next().is_none_or(|w| values.is_prose_stopword(w));
     if describes || values.kept(class, text, true) {
         return None;
     }
@@ -237,7 +305,9 @@ fn end_marker(hay: &[u8], p: usize) -> Option<usize> {
     let window = &rest[..rest.len().min(80)];
     let close = window[8..].windows(5).position(|w| w == b"-----")? + 8;
     let label = &window[8..close];
-    let plain = label.iter().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b' ');
+    let plain = label
+        .iter()
+        .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b' ');
     (plain && (label.ends_with(b"KEY") || label.ends_with(b"KEY BLOCK"))).then_some(p + close + 5)
 }
 
@@ -248,20 +318,33 @@ fn header_line(hay: &[u8], p: usize) -> Option<(usize, bool)> {
     if !rest.first()?.is_ascii_alphabetic() {
         return None;
     }
-    let name_len = rest.iter().take(48).position(|b| !(b.is_ascii_alphanumeric() || *b == b'-'))?;
-    if rest.get(name_len) != Some(&b':') || !rest.get(name_len + 1).is_some_and(|b| *b == b' ' || *b == b'\t') {
+    let name_len = rest
+        .iter()
+        .take(48)
+        .position(|b| !(b.is_ascii_alphanumeric() || *b == b'-'))?;
+    if rest.get(name_len) != Some(&b':')
+        || !rest
+            .get(name_len + 1)
+            .is_some_and(|b| *b == b' ' || *b == b'\t')
+    {
         return None;
     }
     let mut i = p + name_len + 1;
     let limit = hay.len().min(p + 512);
-    while i < limit && !matches!(hay[i], b'\n' | b'\r' | b'"') && !(hay[i] == b'\\' && escape_at(hay, i)) {
+    while i < limit
+        && !matches!(hay[i], b'\n' | b'\r' | b'"')
+        && !(hay[i] == b'\\' && escape_at(hay, i))
+    {
         i += 1;
     }
     Some((i, &rest[..name_len] == b"Private-MAC"))
 }
 
 fn b64_run(hay: &[u8], p: usize) -> usize {
-    hay[p..].iter().take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=')).count()
+    hay[p..]
+        .iter()
+        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
+        .count()
 }
 
 /// A private key block from `start`: past the header (`body_at`), its header lines and base64 lines up
@@ -317,13 +400,15 @@ pub fn extend_run(hay: &[u8], end: usize, run: &ByteSet, inner: &ByteSet) -> usi
     let limit = hay.len().min(end + MAX_EXTENSION);
     let mut i = end;
     while i < limit {
-        if run.contains(hay[i]) {
-            i += 1;
-        } else if inner.contains(hay[i]) && i + 1 < limit && run.contains(hay[i + 1]) && i > 0 && run.contains(hay[i - 1]) {
-            i += 1;
-        } else {
+        let between = inner.contains(hay[i])
+            && i + 1 < limit
+            && run.contains(hay[i + 1])
+            && i > 0
+            && run.contains(hay[i - 1]);
+        if !run.contains(hay[i]) && !between {
             break;
         }
+        i += 1;
     }
     i
 }

@@ -20,7 +20,13 @@ pub enum KeyClass {
 }
 
 impl KeyClass {
-    pub const ALL: [KeyClass; 5] = [KeyClass::Password, KeyClass::Pin, KeyClass::Token, KeyClass::ApiKey, KeyClass::Secret];
+    pub const ALL: [KeyClass; 5] = [
+        KeyClass::Password,
+        KeyClass::Pin,
+        KeyClass::Token,
+        KeyClass::ApiKey,
+        KeyClass::Secret,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -125,8 +131,18 @@ impl KeyPolicy {
                 },
             );
         }
-        let not_after = raw.not_after.into_iter().map(|(w, l)| (w, l.into_iter().collect())).collect();
-        Ok(KeyPolicy { suffixes: raw.suffixes, final_words, after, not_after, compounds: raw.compounds.into_iter().collect() })
+        let not_after = raw
+            .not_after
+            .into_iter()
+            .map(|(w, l)| (w, l.into_iter().collect()))
+            .collect();
+        Ok(KeyPolicy {
+            suffixes: raw.suffixes,
+            final_words,
+            after,
+            not_after,
+            compounds: raw.compounds.into_iter().collect(),
+        })
     }
 
     /// The words a key is judged by: [`split_words`], then one-word concatenations split
@@ -138,7 +154,11 @@ impl KeyPolicy {
                 out.extend(parts.iter().cloned());
                 continue;
             }
-            match self.suffixes.iter().find(|s| word.len() > s.len() && word.ends_with(s.as_str())) {
+            match self
+                .suffixes
+                .iter()
+                .find(|s| word.len() > s.len() && word.ends_with(s.as_str()))
+            {
                 Some(suffix) => {
                     out.push(word[..word.len() - suffix.len()].to_string());
                     out.push(suffix.clone());
@@ -156,7 +176,11 @@ impl KeyPolicy {
 
     fn classify_words(&self, words: &[String]) -> Option<KeyClass> {
         let last = words.last()?;
-        let prev = if words.len() >= 2 { words[words.len() - 2].as_str() } else { "" };
+        let prev = if words.len() >= 2 {
+            words[words.len() - 2].as_str()
+        } else {
+            ""
+        };
         if self.not_after.get(last).is_some_and(|l| l.contains(prev)) {
             return None;
         }
@@ -178,6 +202,7 @@ impl KeyPolicy {
 pub struct ValuePolicy {
     placeholders: HashSet<String>,
     mask_chars: Vec<char>,
+    mask_min_len: usize,
     max_kept_digits: usize,
     template_prefixes: Vec<String>,
     prose_stopwords: HashSet<String>,
@@ -204,7 +229,9 @@ fn trim_ascii(mut v: &[u8]) -> &[u8] {
 /// `$NAME` or `%NAME%`: a reference to an environment variable, not its value.
 fn is_env_reference(v: &[u8]) -> bool {
     let ident = |s: &[u8]| {
-        !s.is_empty() && (s[0].is_ascii_alphabetic() || s[0] == b'_') && s.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        !s.is_empty()
+            && (s[0].is_ascii_alphabetic() || s[0] == b'_')
+            && s.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
     };
     match v {
         [b'$', rest @ ..] => ident(rest),
@@ -218,6 +245,7 @@ impl ValuePolicy {
         ValuePolicy {
             placeholders: raw.placeholders.into_iter().collect(),
             mask_chars: raw.mask_chars.chars().collect(),
+            mask_min_len: raw.mask_min_len,
             max_kept_digits: raw.max_kept_digits,
             template_prefixes: raw.template_prefixes,
             prose_stopwords: raw.prose_stopwords.into_iter().collect(),
@@ -241,10 +269,16 @@ impl ValuePolicy {
         if self.placeholders.contains(&lower) {
             return true;
         }
-        if lower.chars().all(|c| self.mask_chars.contains(&c)) {
+        if lower.chars().count() >= self.mask_min_len
+            && lower.chars().all(|c| self.mask_chars.contains(&c))
+        {
             return true;
         }
-        if self.template_prefixes.iter().any(|p| lower.starts_with(p.as_str())) {
+        if self
+            .template_prefixes
+            .iter()
+            .any(|p| lower.starts_with(p.as_str()))
+        {
             return true;
         }
         is_env_reference(v)
@@ -269,7 +303,8 @@ impl ValuePolicy {
         let v = trim_ascii(value);
         let digit = v.iter().any(u8::is_ascii_digit);
         let symbol = v.iter().any(|b| b"!@#$%^&*+/=~|\\?".contains(b));
-        let inner_upper = v.iter().skip(1).any(|b| b.is_ascii_uppercase()) && v.iter().any(|b| b.is_ascii_lowercase());
+        let inner_upper = v.iter().skip(1).any(|b| b.is_ascii_uppercase())
+            && v.iter().any(|b| b.is_ascii_lowercase());
         v.len() >= 16 || (digit && v.len() >= 4) || symbol || inner_upper
     }
 

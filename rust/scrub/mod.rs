@@ -30,7 +30,10 @@ pub const CATALOGUE: &str = include_str!("../../python/memdedup/data/secret_rule
 /// an error here is a broken build, reported to the caller rather than panicking.
 pub fn detector() -> Result<&'static Detector, &'static str> {
     static DETECTOR: OnceLock<Result<Detector, String>> = OnceLock::new();
-    DETECTOR.get_or_init(|| Detector::new(CATALOGUE)).as_ref().map_err(String::as_str)
+    DETECTOR
+        .get_or_init(|| Detector::new(CATALOGUE))
+        .as_ref()
+        .map_err(String::as_str)
 }
 
 #[cfg(test)]

@@ -54,10 +54,14 @@ pub fn entropy(bytes: &[u8]) -> f64 {
         counts[b as usize] += 1;
     }
     let n = bytes.len() as f64;
-    counts.iter().filter(|&&c| c > 0).map(|&c| {
-        let p = c as f64 / n;
-        -p * p.log2()
-    }).sum()
+    counts
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| {
+            let p = c as f64 / n;
+            -p * p.log2()
+        })
+        .sum()
 }
 
 fn class_index(class: KeyClass) -> usize {
@@ -67,7 +71,11 @@ fn class_index(class: KeyClass) -> usize {
 impl Detector {
     /// Build a detector from catalogue text (TOML).
     pub fn new(source: &str) -> Result<Detector, String> {
-        let Catalogue { rules, keys, values } = Catalogue::parse(source)?;
+        let Catalogue {
+            rules,
+            keys,
+            values,
+        } = Catalogue::parse(source)?;
         let mut kinds: Vec<String> = Vec::new();
         let mut intern = |name: &str| match kinds.iter().position(|k| k == name) {
             Some(i) => i,
@@ -76,7 +84,10 @@ impl Detector {
                 kinds.len() - 1
             }
         };
-        let rule_kind = rules.iter().map(|r| r.kind.as_deref().map(&mut intern)).collect();
+        let rule_kind = rules
+            .iter()
+            .map(|r| r.kind.as_deref().map(&mut intern))
+            .collect();
         let class_kind = KeyClass::ALL.map(|c| intern(c.name()));
         let mut words: Vec<String> = Vec::new();
         let mut keyword_rules: Vec<Vec<usize>> = Vec::new();
@@ -100,7 +111,17 @@ impl Detector {
             .match_kind(MatchKind::Standard)
             .build(&words)
             .map_err(|e| format!("keywords: {e}"))?;
-        Ok(Detector { rules, keys, values, kinds, rule_kind, class_kind, keywords, keyword_rules, always })
+        Ok(Detector {
+            rules,
+            keys,
+            values,
+            kinds,
+            rule_kind,
+            class_kind,
+            keywords,
+            keyword_rules,
+            always,
+        })
     }
 
     pub fn rules(&self) -> &[Rule] {
@@ -144,7 +165,12 @@ impl Detector {
     /// Every credential in `hay` (UTF-8, or WTF-8 for a str with lone surrogates), merged into
     /// non-overlapping byte spans sorted by start. `interrupt` runs before each rule: an error it
     /// returns (Ctrl-C from Python) ends the scan.
-    pub fn scan<E>(&self, hay: &[u8], pii: bool, interrupt: &mut dyn FnMut() -> Result<(), E>) -> Result<Vec<Finding>, E> {
+    pub fn scan<E>(
+        &self,
+        hay: &[u8],
+        pii: bool,
+        interrupt: &mut dyn FnMut() -> Result<(), E>,
+    ) -> Result<Vec<Finding>, E> {
         let on = self.selected(hay, pii);
         let mut found = Vec::new();
         for (index, rule) in self.rules.iter().enumerate() {
@@ -158,24 +184,33 @@ impl Detector {
 
     /// [`Detector::scan`] without an interrupt.
     pub fn scan_bytes(&self, hay: &[u8], pii: bool) -> Vec<Finding> {
-        match self.scan::<()>(hay, pii, &mut || Ok(())) {
-            Ok(found) => found,
-            Err(()) => Vec::new(),
-        }
+        self.scan::<()>(hay, pii, &mut || Ok(()))
+            .unwrap_or_default()
     }
 
     fn scan_rule(&self, index: usize, rule: &Rule, hay: &[u8], out: &mut Vec<Finding>) {
         let mut locs = rule.regex.capture_locations();
         let mut at = 0;
         while at <= hay.len() {
-            let Some(m) = rule.regex.captures_read_at(&mut locs, hay, at) else { break };
+            let Some(m) = rule.regex.captures_read_at(&mut locs, hay, at) else {
+                break;
+            };
             let (ms, me) = (m.start(), m.end());
-            let secret = rule.secret_groups.iter().find_map(|&g| locs.get(g)).unwrap_or((ms, me));
+            let secret = rule
+                .secret_groups
+                .iter()
+                .find_map(|&g| locs.get(g))
+                .unwrap_or((ms, me));
             let key = rule.key_group.and_then(|g| locs.get(g));
             match self.judge(rule, hay, (ms, me), secret, key) {
                 Some((start, end, kind)) => {
                     let kind = kind.or(self.rule_kind[index]).unwrap_or(self.class_kind[4]);
-                    out.push(Finding { start, end, rule: index, kind });
+                    out.push(Finding {
+                        start,
+                        end,
+                        rule: index,
+                        kind,
+                    });
                     at = end.max(me);
                 }
                 None => at = if secret.0 > ms { secret.0 } else { me },
@@ -197,7 +232,14 @@ impl Detector {
         match rule.extend {
             Extend::None => {}
             Extend::Assignment | Extend::Flag => {
-                let (s, e, class) = extend::assignment(hay, key?, me, rule.extend == Extend::Flag, &self.keys, &self.values)?;
+                let (s, e, class) = extend::assignment(
+                    hay,
+                    key?,
+                    me,
+                    rule.extend == Extend::Flag,
+                    &self.keys,
+                    &self.values,
+                )?;
                 (start, end, kind) = (s, e, Some(self.class_kind[class_index(class)]));
             }
             Extend::Prose => {
@@ -205,7 +247,11 @@ impl Detector {
                 (start, end, kind) = (s, e, Some(self.class_kind[class_index(class)]));
             }
             Extend::PemBlock => {
-                let body_at = if hay[ms..].starts_with(b"-----BEGIN") { me } else { start };
+                let body_at = if hay[ms..].starts_with(b"-----BEGIN") {
+                    me
+                } else {
+                    start
+                };
                 end = extend::key_block(hay, start, body_at, false);
             }
             Extend::PuttyBlock => end = extend::key_block(hay, start, start, true),
@@ -220,7 +266,9 @@ impl Detector {
         if end <= start {
             return None;
         }
-        if (start > 0 && rule.boundary.contains(hay[start - 1])) || (end < hay.len() && rule.boundary.contains(hay[end])) {
+        if (start > 0 && rule.boundary.contains(hay[start - 1]))
+            || (end < hay.len() && rule.boundary.contains(hay[end]))
+        {
             return None;
         }
         let secret = &hay[start..end];
@@ -258,7 +306,11 @@ impl Detector {
         for f in found.iter_mut() {
             cp += hay[byte..f.start].iter().filter(|b| lead(b)).count();
             byte = f.start;
-            let start_cp = if f.start < hay.len() && !lead(&hay[f.start]) { cp - 1 } else { cp };
+            let start_cp = if f.start < hay.len() && !lead(&hay[f.start]) {
+                cp - 1
+            } else {
+                cp
+            };
             cp += hay[byte..f.end].iter().filter(|b| lead(b)).count();
             byte = f.end;
             f.start = start_cp;
@@ -272,7 +324,12 @@ impl Detector {
 /// shapes to generic families, so `api_key: sk-proj-...` stays OPENAI_API_KEY). Spans that only touch
 /// stay apart. The result is sorted by start.
 pub fn merge(mut found: Vec<Finding>) -> Vec<Finding> {
-    found.sort_unstable_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)).then(a.rule.cmp(&b.rule)));
+    found.sort_unstable_by(|a, b| {
+        a.start
+            .cmp(&b.start)
+            .then(b.end.cmp(&a.end))
+            .then(a.rule.cmp(&b.rule))
+    });
     let mut out: Vec<Finding> = Vec::with_capacity(found.len());
     for f in found {
         match out.last_mut() {
