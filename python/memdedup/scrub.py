@@ -27,6 +27,7 @@ Scrubbing is idempotent: a placeholder never matches a rule, so ``scrub(scrub(x)
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -34,6 +35,9 @@ import tomllib
 import warnings
 from collections.abc import Mapping
 from importlib import resources
+
+# The parser re compiles with: its widths are the byte lengths a bytes pattern can match.
+from re import _parser as _sre_parse  # type: ignore[attr-defined]
 from typing import Any, NamedTuple, Protocol
 
 from memdedup.errors import BackendUnavailableError, InputTypeError, InvalidInputError
@@ -236,6 +240,10 @@ class _KeyPolicy:
         return out
 
     def classify(self, name: bytes) -> str | None:
+        return self._classify_cached(name)
+
+    @functools.lru_cache(maxsize=4096)  # noqa: B019 - one policy per process; keys repeat in a text
+    def _classify_cached(self, name: bytes) -> str | None:
         return self._classify(self.words(name))
 
     def _classify(self, words: list[str]) -> str | None:
@@ -409,8 +417,19 @@ def _key_byte(b: int) -> bool:
     return _isalnum(b) or b in b"_.-"
 
 
+def _key_span(d: bytes, ms: int) -> tuple[int, int]:
+    """extend.rs key_span: the first run of key bytes from the match's start."""
+    start = ms
+    while start < len(d) and not _key_byte(d[start]):
+        start += 1
+    end = start
+    while end < len(d) and _key_byte(d[end]):
+        end += 1
+    return start, end
+
+
 def _assignment(
-    d: bytes, key: tuple[int, int], value_at: int, flag: bool, keys: _KeyPolicy, values: _ValuePolicy
+    d: bytes, key: tuple[int, int], me: int, flag: bool, keys: _KeyPolicy, values: _ValuePolicy
 ) -> tuple[int, int, str] | None:
     """extend.rs assignment."""
     if (not flag and key[0] > 0 and _key_byte(d[key[0] - 1])) or d.endswith(_PLACEHOLDER_BYTES, 0, key[0]):
@@ -418,18 +437,22 @@ def _assignment(
     kind = keys.classify(d[key[0] : key[1]])
     if kind is None:
         return None
-    sep_end = len(d[:value_at].rstrip(_WS)) - 1
-    if sep_end < 0:
-        return None
-    sep = d[sep_end]
-    if (
-        not flag
-        and value_at < len(d)
-        and ((sep == 0x3D and d[value_at] in b"=~") or (sep == 0x3A and d[value_at] == 0x3A))
-    ):
-        return None
+    value_at = me
+    colon = False
+    if not flag:
+        sep, nxt = d[me - 1], d[me] if me < len(d) else -1
+        if (sep == 0x3D and nxt in (0x3D, 0x7E)) or (sep == 0x3A and nxt == 0x3A):
+            return None
+        if (sep == 0x3D and nxt == 0x3E) or (sep == 0x3A and nxt == 0x3D):
+            value_at += 1
+        else:
+            colon = sep == 0x3A
+        blanks = 0
+        while blanks < 8 and value_at + blanks < len(d) and d[value_at + blanks] in b" \t":
+            blanks += 1
+        value_at += blanks
     query = key[0] > 0 and d[key[0] - 1] in b"?&"
-    clause = kind == "PASSWORD" and not flag and sep == 0x3A and d[key[0]] != 0x2D
+    clause = kind == "PASSWORD" and colon and d[key[0]] != 0x2D
     value = _read_value(d, value_at, clause, query)
     if value is None:
         return None
@@ -598,7 +621,6 @@ class _PyRule(NamedTuple):
     keywords: tuple[bytes, ...]
     regex: re.Pattern[bytes]
     secret_groups: tuple[int, ...]
-    key_group: int | None
     boundary: frozenset[int]
     entropy: float | None
     digits: bool
@@ -606,21 +628,39 @@ class _PyRule(NamedTuple):
     generated: bool
     run: tuple[frozenset[int], frozenset[int]] | None
     extend: str | None
+    near: tuple[re.Pattern[bytes], int, int] | None
+    line_context: tuple[bytes, ...]
     url_check: bool
     pii: bool
 
 
+def _max_width(pattern: re.Pattern[bytes]) -> int:
+    """The longest match a pattern describes (regex-syntax's maximum_len for these patterns)."""
+    return int(_sre_parse.parse(pattern.pattern, pattern.flags).getwidth()[1])
+
+
+# The assignment pattern starts with a run of key bytes; the core refuses a match whose key starts inside
+# a longer run (extend.rs assignment), and every such match ends inside the key's own separator, so
+# saying it in the pattern finds the same values. Python's backtracking needs it said: without it,
+# each position of a long run of key bytes costs ~100 steps (4.7 s for 256 KB of "key=AAAA...").
+_KEY_START = rb"(?<![A-Za-z0-9_.\-])"
+
+
 def _compile(rule: Mapping[str, Any]) -> _PyRule:
-    regex = re.compile(rule["pattern"].encode("ascii"))
+    pattern = rule["pattern"].encode("ascii")
+    regex = re.compile(_KEY_START + pattern if rule.get("extend") == "assignment" else pattern)
     secret_groups = tuple(sorted(i for name, i in regex.groupindex.items() if name.startswith("secret")))
     run = (_byte_set(rule["run"]), _byte_set(rule.get("run_inner", "none"))) if "run" in rule else None
+    near = None
+    if "near" in rule:
+        near_re = re.compile(rule["near"].encode("ascii"))
+        near = (near_re, int(rule["near_within"]), _max_width(near_re))
     return _PyRule(
         id=rule["id"],
         kind=None if rule["kind"] == "BY_KEY" else rule["kind"],
         keywords=tuple(k.encode("ascii") for k in rule.get("keywords", [])),
         regex=regex,
         secret_groups=secret_groups,
-        key_group=regex.groupindex.get("key"),
         boundary=_byte_set(rule.get("boundary", "word")),
         entropy=rule.get("entropy"),
         digits=rule.get("digits", False),
@@ -628,9 +668,22 @@ def _compile(rule: Mapping[str, Any]) -> _PyRule:
         generated=rule.get("generated", False),
         run=run,
         extend=rule.get("extend"),
+        near=near,
+        line_context=tuple(w.encode("ascii") for w in rule.get("line_context", [])),
         url_check=rule.get("check") == "url_password",
         pii=rule.get("pii", False),
     )
+
+
+_LINE_CONTEXT = 512
+
+
+def _on_line_after(d: bytes, at: int, words: tuple[bytes, ...]) -> bool:
+    """scan.rs on_line_after."""
+    start = max(0, at - _LINE_CONTEXT)
+    line_start = max(d.rfind(b"\n", start, at), d.rfind(b"\r", start, at)) + 1
+    window = d[max(start, line_start) : at].lower()
+    return any(w in window for w in words)
 
 
 def _merge(found: list[tuple[int, int, int, str]]) -> list[tuple[int, int, int, str]]:
@@ -683,6 +736,7 @@ class _PyDetector:
         return _merge(found)
 
     def _scan_rule(self, index: int, rule: _PyRule, d: bytes, out: list[tuple[int, int, int, str]]) -> None:
+        """scan.rs scan_rule."""
         at = 0
         while at <= len(d):
             m = rule.regex.search(d, at)
@@ -690,10 +744,7 @@ class _PyDetector:
                 break
             ms, me = m.span()
             secret = next(((m.start(g), m.end(g)) for g in rule.secret_groups if m.start(g) >= 0), (ms, me))
-            key = None
-            if rule.key_group is not None and m.start(rule.key_group) >= 0:
-                key = (m.start(rule.key_group), m.end(rule.key_group))
-            verdict = self._judge(rule, d, ms, me, secret, key)
+            verdict = self._judge(rule, d, ms, me, secret)
             if verdict is not None:
                 start, end, kind = verdict
                 out.append((start, end, index, kind or rule.kind or "SECRET"))
@@ -703,21 +754,20 @@ class _PyDetector:
             at = max(at, ms + 1)
 
     def _judge(
-        self, rule: _PyRule, d: bytes, ms: int, me: int, secret: tuple[int, int], key: tuple[int, int] | None
+        self, rule: _PyRule, d: bytes, ms: int, me: int, secret: tuple[int, int]
     ) -> tuple[int, int, str | None] | None:
+        """scan.rs judge."""
+        if rule.line_context and not _on_line_after(d, ms, rule.line_context):
+            return None
         start, end = secret
         kind = None
         if rule.extend in ("assignment", "flag"):
-            if key is None:
-                return None
-            found = _assignment(d, key, me, rule.extend == "flag", self.keys, self.values)
+            found = _assignment(d, _key_span(d, ms), me, rule.extend == "flag", self.keys, self.values)
             if found is None:
                 return None
             start, end, kind = found
         elif rule.extend == "prose":
-            if key is None:
-                return None
-            found = _prose(d, key, me, self.values)
+            found = _prose(d, _key_span(d, ms), me, self.values)
             if found is None:
                 return None
             start, end, kind = found
@@ -725,6 +775,23 @@ class _PyDetector:
             end = _key_block(d, start, me if d.startswith(b"-----BEGIN", ms) else start, False)
         elif rule.extend == "putty_block":
             end = _key_block(d, start, start, True)
+        if rule.near is None:
+            span = self._check(rule, d, start, end)
+            return None if span is None else (*span, kind)
+        near, within, width = rule.near
+        limit = min(len(d), me + within + width)
+        pos = me
+        while (m := near.search(d, pos, limit)) is not None:
+            if m.start() > me + within or b"\n" in d[me : m.start()] or b"\r" in d[me : m.start()]:
+                break
+            span = self._check(rule, d, m.start(), m.end())
+            if span is not None:
+                return (*span, kind)
+            pos = m.start() + 1
+        return None
+
+    def _check(self, rule: _PyRule, d: bytes, start: int, end: int) -> tuple[int, int] | None:
+        """scan.rs check."""
         if rule.run is not None:
             end = _extend_run(d, end, *rule.run)
         at = d.find(_PLACEHOLDER_BYTES, start, max(start, end))
@@ -747,7 +814,7 @@ class _PyDetector:
             digits = len(value) - len(value.lstrip(b"0123456789"))
             if 1 <= digits <= 5 and value[digits : digits + 1] == b"/":
                 return None
-        return start, end, kind
+        return start, end
 
 
 # ---------------------------------------------------------------------------------------------------

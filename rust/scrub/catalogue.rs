@@ -18,6 +18,8 @@ use super::keys::{KeyPolicy, ValuePolicy};
 pub const MAX_REPEAT: u32 = 1024;
 /// The longest match a pattern may describe (its maximum length, in bytes).
 pub const MAX_WIDTH: usize = 2048;
+/// How far back on its line a rule's `line_context` word may be.
+pub const LINE_CONTEXT: usize = 512;
 /// The longest stretch a `run` extension or a key block may cover past its match.
 pub const MAX_EXTENSION: usize = 64 * 1024;
 
@@ -50,6 +52,10 @@ struct RawRule {
     run: Option<String>,
     run_inner: Option<String>,
     extend: Option<String>,
+    near: Option<String>,
+    near_within: Option<usize>,
+    #[serde(default)]
+    line_context: Vec<String>,
     check: Option<String>,
     #[serde(default)]
     pii: bool,
@@ -148,6 +154,15 @@ pub enum Extend {
     PuttyBlock,
 }
 
+/// A rule's second stage: the secret is the first match of `regex` within `within` bytes after the
+/// rule's match (its context: a provider's name), on the same line.
+pub struct Near {
+    pub pattern: String,
+    pub regex: Regex,
+    pub within: usize,
+    pub max_width: usize,
+}
+
 /// A rule, compiled.
 pub struct Rule {
     pub id: String,
@@ -159,7 +174,6 @@ pub struct Rule {
     pub regex: Regex,
     /// Capture group indices of `secret*` groups, in pattern order.
     pub secret_groups: Vec<usize>,
-    pub key_group: Option<usize>,
     pub boundary: ByteSet,
     pub entropy: Option<f64>,
     pub digits: bool,
@@ -167,6 +181,9 @@ pub struct Rule {
     pub generated: bool,
     pub run: Option<(ByteSet, ByteSet)>,
     pub extend: Extend,
+    pub near: Option<Near>,
+    /// Words one of which must come before the match on its line (within [`LINE_CONTEXT`] bytes).
+    pub line_context: Vec<String>,
     pub url_check: bool,
     pub pii: bool,
     /// The longest match the pattern describes, in bytes.
@@ -205,15 +222,16 @@ fn check_hir(hir: &Hir, id: &str) -> Result<(), String> {
     }
 }
 
-fn compile_rule(raw: RawRule) -> Result<Rule, String> {
-    let id = raw.id;
+/// Check a pattern (bounded, never empty, no anchor but `\b`) and compile it: the regex and its
+/// maximum match length.
+fn compile_pattern(pattern: &str, id: &str) -> Result<(Regex, usize), String> {
     let hir = regex_syntax::ParserBuilder::new()
         .unicode(false)
         .utf8(false)
         .build()
-        .parse(&raw.pattern)
+        .parse(pattern)
         .map_err(|e| format!("rule {id}: {e}"))?;
-    check_hir(&hir, &id)?;
+    check_hir(&hir, id)?;
     let props = hir.properties();
     if props.minimum_len().unwrap_or(0) == 0 {
         return Err(format!("rule {id}: the pattern can match nothing"));
@@ -226,22 +244,44 @@ fn compile_rule(raw: RawRule) -> Result<Rule, String> {
             "rule {id}: matches up to {max_width} bytes (more than {MAX_WIDTH})"
         ));
     }
-    let regex = RegexBuilder::new(&raw.pattern)
+    let regex = RegexBuilder::new(pattern)
         .unicode(false)
         .size_limit(1 << 23)
         .dfa_size_limit(1 << 22)
         .build()
         .map_err(|e| format!("rule {id}: {e}"))?;
+    Ok((regex, max_width))
+}
+
+fn compile_rule(raw: RawRule) -> Result<Rule, String> {
+    let id = raw.id;
+    let (regex, max_width) = compile_pattern(&raw.pattern, &id)?;
     let mut secret_groups = Vec::new();
-    let mut key_group = None;
     for (index, name) in regex.capture_names().enumerate() {
         match name {
             Some(n) if n.starts_with("secret") => secret_groups.push(index),
-            Some("key") => key_group = Some(index),
             Some(other) => return Err(format!("rule {id}: unknown group name {other:?}")),
             None => {}
         }
     }
+    let near = match (raw.near, raw.near_within) {
+        (Some(pattern), Some(within)) => {
+            let (regex, max_width) = compile_pattern(&pattern, &id)?;
+            if regex.captures_len() > 1 || within > MAX_WIDTH {
+                return Err(format!(
+                    "rule {id}: near takes no groups and a distance of at most {MAX_WIDTH}"
+                ));
+            }
+            Some(Near {
+                pattern,
+                regex,
+                within,
+                max_width,
+            })
+        }
+        (None, None) => None,
+        _ => return Err(format!("rule {id}: near and near_within go together")),
+    };
     let extend = match raw.extend.as_deref() {
         None => Extend::None,
         Some("assignment") => Extend::Assignment,
@@ -251,9 +291,9 @@ fn compile_rule(raw: RawRule) -> Result<Rule, String> {
         Some("putty_block") => Extend::PuttyBlock,
         Some(other) => return Err(format!("rule {id}: unknown extender {other:?}")),
     };
-    if matches!(extend, Extend::Assignment | Extend::Flag | Extend::Prose) && key_group.is_none() {
+    if near.is_some() && (extend != Extend::None || !secret_groups.is_empty()) {
         return Err(format!(
-            "rule {id}: the {extend:?} extender needs a group named key"
+            "rule {id}: a near rule has no extender and no secret group"
         ));
     }
     let kind = match raw.kind.as_str() {
@@ -300,7 +340,6 @@ fn compile_rule(raw: RawRule) -> Result<Rule, String> {
         pattern: raw.pattern,
         regex,
         secret_groups,
-        key_group,
         boundary: ByteSet::parse(raw.boundary.as_deref().unwrap_or("word"))?,
         entropy: raw.entropy,
         digits: raw.digits,
@@ -308,6 +347,8 @@ fn compile_rule(raw: RawRule) -> Result<Rule, String> {
         generated: raw.generated,
         run,
         extend,
+        near,
+        line_context: raw.line_context,
         url_check,
         pii: raw.pii,
         max_width,

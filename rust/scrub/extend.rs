@@ -159,17 +159,29 @@ pub fn read_value(hay: &[u8], pos: usize, mode: ValueMode, query: bool) -> Optio
     })
 }
 
+/// The key of a key rule's match at `ms`: the first run of key bytes (`[A-Za-z0-9_.-]`; a flag's
+/// leading blank is skipped, its dashes are part of the run and split away as words).
+pub fn key_span(hay: &[u8], ms: usize) -> (usize, usize) {
+    let key_byte = |b: &u8| b.is_ascii_alphanumeric() || b"_.-".contains(b);
+    let start = ms + hay[ms..].iter().take_while(|b| !key_byte(b)).count();
+    (
+        start,
+        start + hay[start..].iter().take_while(|b| key_byte(b)).count(),
+    )
+}
+
 /// Authorization schemes a quoted header value starts with (`"Bearer <token>"`): the token follows.
 const SCHEMES: [&[u8]; 6] = [b"bearer", b"basic", b"token", b"digest", b"ssws", b"apikey"];
 
 /// `KEY<sep>value` (or `--key value` when `flag`): the value, if the key is credential-named and the
-/// value is not one the policy keeps. `key` is the key's span, `value_at` where the value starts.
+/// value is not one the policy keeps. `key` is the key's span; the match ends at the separator (`:` or
+/// `=`, which may go on as `:=` or `=>`), or, for a flag, after the blanks that follow it.
 /// A password after `:` runs to the end of its clause (`password: correct horse battery staple`);
 /// every other value is one token, or the inside of its quotes.
 pub fn assignment(
     hay: &[u8],
     key: (usize, usize),
-    value_at: usize,
+    me: usize,
     flag: bool,
     keys: &KeyPolicy,
     values: &ValuePolicy,
@@ -181,20 +193,29 @@ pub fn assignment(
         return None;
     }
     let class = keys.classify(&hay[key.0..key.1])?;
-    // The separator: the last non-blank byte before the value.
-    let sep_end = hay[..value_at]
-        .iter()
-        .rposition(|b| !b.is_ascii_whitespace())?;
-    let sep = hay[sep_end];
-    // `password == x`, `token =~ re`, `key::x`: a comparison or a path, not an assignment.
-    if !flag
-        && value_at < hay.len()
-        && matches!((sep, hay[value_at]), (b'=', b'=' | b'~') | (b':', b':'))
-    {
-        return None;
+    let mut value_at = me;
+    let mut colon = false;
+    if !flag {
+        let (sep, next) = (hay[me - 1], hay.get(me).copied());
+        // `password == x`, `token =~ re`, `key::x`: a comparison or a path, not an assignment.
+        if matches!((sep, next), (b'=', Some(b'=' | b'~')) | (b':', Some(b':'))) {
+            return None;
+        }
+        // `key => value` (PHP, Ruby) and `key := value` (Go): the separator's second byte.
+        if matches!((sep, next), (b'=', Some(b'>')) | (b':', Some(b'='))) {
+            value_at += 1;
+        } else {
+            colon = sep == b':';
+        }
+        let blanks = hay[value_at..]
+            .iter()
+            .take(8)
+            .take_while(|b| matches!(b, b' ' | b'\t'))
+            .count();
+        value_at += blanks;
     }
     let query = key.0 > 0 && matches!(hay[key.0 - 1], b'?' | b'&');
-    let clause = class == KeyClass::Password && !flag && sep == b':' && hay[key.0] != b'-';
+    let clause = class == KeyClass::Password && colon && hay[key.0] != b'-';
     let mode = if clause {
         ValueMode::Clause
     } else {

@@ -466,3 +466,85 @@ fn adversarial_inputs_finish() {
         let _ = d.scan_bytes(&hay, true);
     }
 }
+
+#[test]
+#[ignore]
+fn profile_rules() {
+    let path = std::env::var("SCRUB_PROFILE").unwrap_or_else(|_| "/tmp/prose.txt".into());
+    let hay = std::fs::read(path).unwrap();
+    let d = det();
+    for _ in 0..3 {
+        let t = std::time::Instant::now();
+        let _ = d.scan_bytes(&hay, false);
+        eprintln!("total {:?} for {} bytes", t.elapsed(), hay.len());
+    }
+    let t = std::time::Instant::now();
+    let on = d.keywords.find_overlapping_iter(&hay).count();
+    eprintln!("keywords {:?} ({on} hits)", t.elapsed());
+    let on = d.selected(&hay, false);
+    for (i, rule) in d.rules().iter().enumerate() {
+        if !on[i] {
+            continue;
+        }
+        let mut out = Vec::new();
+        let t = std::time::Instant::now();
+        d.scan_rule(i, rule, &hay, &mut out);
+        let el = t.elapsed();
+        if el.as_micros() > 500 {
+            eprintln!("{:30} {:?} {} found", rule.id, el, out.len());
+        }
+    }
+}
+
+#[test]
+#[ignore]
+fn profile_patterns() {
+    let hay = std::fs::read("/tmp/prose.txt").unwrap();
+    for p in [
+        r#"[A-Za-z0-9_.\-]{1,96}(?:\\?["'])?\]?[ \t]{0,8}(?:=>|:=|=|:)[ \t]{0,8}"#,
+        r#"[A-Za-z0-9_.\-]{1,96}(?:\\?["'])?\]?[ \t]{0,8}(?:=>|:=|=|:)"#,
+        r#"[A-Za-z0-9_.\-]{1,96}[ \t]{0,8}[:=]"#,
+        r#"[A-Za-z0-9_.\-]{1,96}(?:\\?["'])?\]?[ \t]{0,8}[:=]"#,
+        r#"[A-Za-z0-9_.\-]{1,96}["'\\\]]{0,3}[ \t]{0,8}[:=]"#,
+        r#"[ \t]--[A-Za-z0-9][A-Za-z0-9_\-]{0,48}[ \t]{1,4}"#,
+        r#"[ \t]--[A-Za-z0-9][A-Za-z0-9_\-]{0,48}[ \t]"#,
+        r#"(?i:pass(?:word|phrase|code)s?|passwd|pwd|pin)[ \t]{1,4}(?i:is|was|will be|would be|should be)[ \t]{1,4}(?:(?i:now|still|set to|changed to)[ \t]{1,4})?"#,
+        r#"(?i:pass(?:word|phrase|code)s?|passwd|pwd|pin)[ \t]{1,4}(?i:is|was|will be|would be|should be)[ \t]"#,
+        r#"(?i:machine)[ \t\r\n]{1,8}[^\s]{1,256}[ \t\r\n]{1,8}(?:(?i:login)[ \t\r\n]{1,8}[^\s]{1,256}[ \t\r\n]{1,8})?(?:(?i:account)[ \t\r\n]{1,8}[^\s]{1,256}[ \t\r\n]{1,8})?(?i:password)[ \t]{1,8}(?P<secret>[^\s]{1,256})"#,
+        r#"(?i:heroku)"#,
+    ] {
+        let re = regex::bytes::RegexBuilder::new(p)
+            .unicode(false)
+            .build()
+            .unwrap();
+        let t = std::time::Instant::now();
+        let n = re.find_iter(&hay).count();
+        eprintln!("{:?} {n} {p}", t.elapsed());
+    }
+    let kw: Vec<String> = det()
+        .rules()
+        .iter()
+        .flat_map(|r| r.keywords.clone())
+        .collect();
+    for kind in [
+        aho_corasick::AhoCorasickKind::DFA,
+        aho_corasick::AhoCorasickKind::ContiguousNFA,
+    ] {
+        let ac = aho_corasick::AhoCorasick::builder()
+            .ascii_case_insensitive(true)
+            .kind(Some(kind))
+            .build(&kw)
+            .unwrap();
+        let t = std::time::Instant::now();
+        let n = ac.find_overlapping_iter(&hay).count();
+        eprintln!("ac {kind:?} {:?} {n}", t.elapsed());
+    }
+    let ac = aho_corasick::AhoCorasick::builder()
+        .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+        .build(&kw)
+        .unwrap();
+    let t = std::time::Instant::now();
+    let lower = hay.to_ascii_lowercase();
+    let n = ac.find_overlapping_iter(&lower).count();
+    eprintln!("ac lowercased copy {:?} {n}", t.elapsed());
+}
