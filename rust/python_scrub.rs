@@ -9,6 +9,7 @@
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyString};
 
 use crate::scrub::{detector, Detector, KeyClass};
@@ -44,16 +45,37 @@ fn with_bytes<R>(text: &Bound<'_, PyString>, f: impl FnOnce(&[u8]) -> PyResult<R
     }
 }
 
+/// The rule ids and kind names as Python strings, made once: a text with thousands of findings
+/// shares them rather than allocating two strings per finding.
+type Names = (Vec<Py<PyString>>, Vec<Py<PyString>>);
+static NAMES: PyOnceLock<Names> = PyOnceLock::new();
+
+fn names<'py>(py: Python<'py>, det: &Detector) -> &'py Names {
+    NAMES.get_or_init(py, || {
+        let ids = det
+            .rules()
+            .iter()
+            .map(|r| PyString::new(py, &r.id).unbind())
+            .collect();
+        let kinds = det
+            .kinds()
+            .iter()
+            .map(|k| PyString::new(py, k).unbind())
+            .collect();
+        (ids, kinds)
+    })
+}
+
+/// One finding as Python sees it.
+type Found = (usize, usize, Py<PyString>, Py<PyString>);
+
 /// Every credential in `text`: `(start, end, rule id, kind)` with code-point offsets, non-overlapping,
 /// sorted. `pii` adds the e-mail and phone rules.
 #[pyfunction]
 #[pyo3(signature = (text, pii = false))]
-fn scan_secrets(
-    py: Python<'_>,
-    text: &Bound<'_, PyAny>,
-    pii: bool,
-) -> PyResult<Vec<(usize, usize, &'static str, &'static str)>> {
+fn scan_secrets(py: Python<'_>, text: &Bound<'_, PyAny>, pii: bool) -> PyResult<Vec<Found>> {
     let det = the_detector()?;
+    let (ids, kinds) = names(py, det);
     with_bytes(as_str(text, "text")?, |bytes| {
         let mut found = det.scan(bytes, pii, &mut || py.check_signals())?;
         Detector::to_code_points(bytes, &mut found);
@@ -63,8 +85,8 @@ fn scan_secrets(
                 (
                     f.start,
                     f.end,
-                    det.rules()[f.rule].id.as_str(),
-                    det.kind_name(f),
+                    ids[f.rule].clone_ref(py),
+                    kinds[f.kind].clone_ref(py),
                 )
             })
             .collect())
@@ -98,11 +120,30 @@ fn credential_value_kept(kind: &str, value: &Bound<'_, PyAny>, quoted: bool) -> 
     })
 }
 
+/// Each rule's id, the longest match its pattern describes and, for a near rule, the longest match of
+/// its near pattern (bytes): the pure-Python mirror must bound its searches by the same widths.
+#[pyfunction]
+fn secret_rule_widths() -> PyResult<Vec<(&'static str, usize, Option<usize>)>> {
+    let det = the_detector()?;
+    Ok(det
+        .rules()
+        .iter()
+        .map(|r| {
+            (
+                r.id.as_str(),
+                r.max_width,
+                r.near.as_ref().map(|n| n.max_width),
+            )
+        })
+        .collect())
+}
+
 /// Add the detector's functions to `memdedup._core`.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scan_secrets, m)?)?;
     m.add_function(wrap_pyfunction!(credential_key_kind, m)?)?;
     m.add_function(wrap_pyfunction!(credential_key_words, m)?)?;
     m.add_function(wrap_pyfunction!(credential_value_kept, m)?)?;
+    m.add_function(wrap_pyfunction!(secret_rule_widths, m)?)?;
     Ok(())
 }

@@ -122,6 +122,7 @@ CREDENTIAL_KINDS: tuple[str, ...] = tuple(
     dict.fromkeys([r.kind for r in RULES if not r.pii and r.kind != "BY_KEY"] + list(KEY_KINDS))
 )
 PII_KINDS: tuple[str, ...] = tuple(dict.fromkeys(r.kind for r in RULES if r.pii))
+_PLACEHOLDERS = {kind: placeholder(kind) for kind in CREDENTIAL_KINDS + PII_KINDS}
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -828,7 +829,7 @@ def _wtf8(text: str) -> bytes:
 class _Engine(Protocol):
     name: str
 
-    def scan(self, text: str, pii: bool) -> list[Finding]: ...
+    def scan(self, text: str, pii: bool) -> list[tuple[int, int, str, str]]: ...
     def key_kind(self, name: str) -> str | None: ...
     def key_words(self, name: str) -> list[str]: ...
     def value_kept(self, kind: str, value: str, quoted: bool) -> bool: ...
@@ -840,13 +841,10 @@ class _PythonEngine:
     def __init__(self) -> None:
         self.detector = _PyDetector(_CATALOGUE)
 
-    def scan(self, text: str, pii: bool) -> list[Finding]:
+    def scan(self, text: str, pii: bool) -> list[tuple[int, int, str, str]]:
         data = _wtf8(text)
         rules = self.detector.rules
-        return [
-            Finding(s, e, rules[r].id, k)
-            for s, e, r, k in _to_code_points(data, self.detector.scan(data, pii))
-        ]
+        return [(s, e, rules[r].id, k) for s, e, r, k in _to_code_points(data, self.detector.scan(data, pii))]
 
     def key_kind(self, name: str) -> str | None:
         return self.detector.keys.classify(_wtf8(name))
@@ -864,8 +862,9 @@ class _RustEngine:
     def __init__(self, core: Any) -> None:
         self.core = core
 
-    def scan(self, text: str, pii: bool) -> list[Finding]:
-        return [Finding(*found) for found in self.core.scan_secrets(text, pii)]
+    def scan(self, text: str, pii: bool) -> list[tuple[int, int, str, str]]:
+        found: list[tuple[int, int, str, str]] = self.core.scan_secrets(text, pii)
+        return found
 
     def key_kind(self, name: str) -> str | None:
         kind: str | None = self.core.credential_key_kind(name)
@@ -964,7 +963,7 @@ class CredentialScrubber:
         """Every credential in ``text``: code-point spans, non-overlapping, in order."""
         if not isinstance(text, str):
             raise InputTypeError(f"scan takes a str, not {_type_name(text)}")
-        return tuple(self._engine.scan(text, self.pii))
+        return tuple(Finding(*found) for found in self._engine.scan(text, self.pii))
 
     def scrub_text(self, text: str) -> ScrubResult:
         """``text`` with every recognised credential replaced by ``[REDACTED:KIND]``, and the kinds."""
@@ -977,11 +976,11 @@ class CredentialScrubber:
             return ScrubResult(text, ())
         pieces: list[str] = []
         done = 0
-        for f in found:
-            pieces += (text[done : f.start], placeholder(f.kind))
-            done = f.end
+        for start, end, _rule, kind in found:
+            pieces += (text[done:start], _PLACEHOLDERS.get(kind) or placeholder(kind))
+            done = end
         pieces.append(text[done:])
-        return ScrubResult("".join(pieces), tuple(f.kind for f in found))
+        return ScrubResult("".join(pieces), tuple(kind for _s, _e, _r, kind in found))
 
     def scrub_properties(self, mapping: Mapping[Any, Any]) -> ScrubbedProperties:
         """A scrubbed copy of ``mapping``.

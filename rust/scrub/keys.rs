@@ -5,9 +5,46 @@
 //! `secret_manager` are not. The word lists live in the catalogue's `[keys]` table; the pure-Python
 //! fallback (`memdedup.scrub`) implements the same steps over the same table.
 
-use std::collections::{HashMap, HashSet};
+use smallvec::SmallVec;
 
 use super::catalogue::{RawKeys, RawValues};
+
+/// A small map from words to values: a sorted vector searched by bisection. The key tables hold a
+/// few dozen short words; hashing each looked-up word (SipHash) was ~10% of a scan of 4 MB of JSON
+/// keys (perf, profile_rules), bisection compares a handful of bytes.
+pub struct WordMap<V>(Vec<(String, V)>);
+
+impl<V> WordMap<V> {
+    fn new(mut entries: Vec<(String, V)>) -> WordMap<V> {
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        entries.dedup_by(|a, b| a.0 == b.0);
+        WordMap(entries)
+    }
+
+    pub fn get(&self, word: &str) -> Option<&V> {
+        self.0
+            .binary_search_by(|(w, _)| w.as_str().cmp(word))
+            .ok()
+            .map(|i| &self.0[i].1)
+    }
+
+    pub fn contains(&self, word: &str) -> bool {
+        self.get(word).is_some()
+    }
+}
+
+impl<V> FromIterator<(String, V)> for WordMap<V> {
+    fn from_iter<I: IntoIterator<Item = (String, V)>>(iter: I) -> WordMap<V> {
+        WordMap::new(iter.into_iter().collect())
+    }
+}
+
+/// A small set of words.
+pub type WordSet = WordMap<()>;
+
+fn word_set(words: Vec<String>) -> WordSet {
+    words.into_iter().map(|w| (w, ())).collect()
+}
 
 /// What a credential-named key holds, and so the kind its value is redacted as.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
@@ -53,18 +90,18 @@ impl KeyClass {
 
 struct After {
     class: KeyClass,
-    words: HashSet<String>,
-    classes: HashMap<String, KeyClass>,
+    words: WordSet,
+    classes: WordMap<KeyClass>,
     after_credential: bool,
 }
 
 /// The `[keys]` table, ready to classify.
 pub struct KeyPolicy {
     suffixes: Vec<String>,
-    final_words: HashMap<String, KeyClass>,
-    after: HashMap<String, After>,
-    not_after: HashMap<String, HashSet<String>>,
-    compounds: HashMap<String, Vec<String>>,
+    final_words: WordMap<KeyClass>,
+    after: WordMap<After>,
+    not_after: WordMap<WordSet>,
+    compounds: WordMap<Vec<String>>,
 }
 
 fn is_lower(b: u8) -> bool {
@@ -75,10 +112,10 @@ fn is_upper(b: u8) -> bool {
     b.is_ascii_uppercase()
 }
 
-/// The raw words of a key name: maximal ASCII alphanumeric runs, split at camelCase humps
-/// (`apiKey` -> api Key, `APIKey` -> API Key, `S3Bucket` -> S3 Bucket), lower-cased.
-pub fn split_words(name: &[u8]) -> Vec<String> {
-    let mut words = Vec::new();
+/// Where the raw words of a key name are: maximal ASCII alphanumeric runs, split at camelCase humps
+/// (`apiKey` -> api Key, `APIKey` -> API Key, `S3Bucket` -> S3 Bucket).
+fn word_bounds(name: &[u8]) -> SmallVec<[(usize, usize); 8]> {
+    let mut bounds = SmallVec::new();
     let mut i = 0;
     while i < name.len() {
         if !name[i].is_ascii_alphanumeric() {
@@ -89,69 +126,82 @@ pub fn split_words(name: &[u8]) -> Vec<String> {
         while i < name.len() && name[i].is_ascii_alphanumeric() {
             i += 1;
         }
-        let run = &name[start..i];
-        let mut piece = 0;
-        for j in 1..run.len() {
-            let (prev, cur) = (run[j - 1], run[j]);
+        let mut piece = start;
+        for j in start + 1..i {
+            let (prev, cur) = (name[j - 1], name[j]);
             let hump = ((is_lower(prev) || prev.is_ascii_digit()) && is_upper(cur))
-                || (is_upper(prev) && is_upper(cur) && j + 1 < run.len() && is_lower(run[j + 1]));
+                || (is_upper(prev) && is_upper(cur) && j + 1 < i && is_lower(name[j + 1]));
             if hump {
-                words.push(String::from_utf8_lossy(&run[piece..j]).to_ascii_lowercase());
+                bounds.push((piece, j));
                 piece = j;
             }
         }
-        words.push(String::from_utf8_lossy(&run[piece..]).to_ascii_lowercase());
+        bounds.push((piece, i));
     }
-    words
+    bounds
+}
+
+/// The raw words of a key name (see [`word_bounds`]), lower-cased.
+pub fn split_words(name: &[u8]) -> Vec<String> {
+    word_bounds(name)
+        .into_iter()
+        .map(|(s, e)| String::from_utf8_lossy(&name[s..e]).to_ascii_lowercase())
+        .collect()
 }
 
 impl KeyPolicy {
     pub(crate) fn from_raw(raw: RawKeys) -> Result<KeyPolicy, String> {
-        let mut final_words = HashMap::new();
+        let mut final_words = Vec::new();
         for (class, words) in raw.final_words {
             let class = KeyClass::parse(&class)?;
-            for w in words {
-                final_words.insert(w, class);
-            }
+            final_words.extend(words.into_iter().map(|w| (w, class)));
         }
-        let mut after = HashMap::new();
+        let mut after = Vec::new();
         for (word, a) in raw.after {
             let classes = a
                 .kinds
                 .into_iter()
                 .map(|(w, k)| Ok((w, KeyClass::parse(&k)?)))
-                .collect::<Result<HashMap<_, _>, String>>()?;
-            after.insert(
+                .collect::<Result<WordMap<_>, String>>()?;
+            let class = KeyClass::parse(&a.kind)?;
+            after.push((
                 word,
                 After {
-                    class: KeyClass::parse(&a.kind)?,
-                    words: a.words.into_iter().collect(),
+                    class,
+                    words: word_set(a.words),
                     classes,
                     after_credential: a.after_credential,
                 },
-            );
+            ));
         }
-        let not_after = raw
-            .not_after
-            .into_iter()
-            .map(|(w, l)| (w, l.into_iter().collect()))
-            .collect();
+        let count = final_words.len();
+        let final_words = WordMap::new(final_words);
+        if final_words.0.len() != count {
+            return Err("catalogue: a word is listed under two classes in [keys.final]".into());
+        }
         Ok(KeyPolicy {
             suffixes: raw.suffixes,
             final_words,
-            after,
-            not_after,
+            after: WordMap::new(after),
+            not_after: raw
+                .not_after
+                .into_iter()
+                .map(|(w, l)| (w, word_set(l)))
+                .collect(),
             compounds: raw.compounds.into_iter().collect(),
         })
     }
 
-    /// The words a key is judged by: [`split_words`], then one-word concatenations split
-    /// (`apikey` -> api key, `pgpassword` -> pg password).
-    pub fn words(&self, name: &[u8]) -> Vec<String> {
-        let mut out = Vec::new();
-        for word in split_words(name) {
-            if let Some(parts) = self.compounds.get(&word) {
-                out.extend(parts.iter().cloned());
+    /// The words a key is judged by, borrowed from `lower` (the name lower-cased) and the policy:
+    /// [`split_words`], then one-word concatenations split (`apikey` -> api key, `pgpassword` -> pg
+    /// password). No allocation for names of up to 8 words.
+    fn expand<'a>(&'a self, name: &[u8], lower: &'a [u8]) -> SmallVec<[&'a str; 8]> {
+        let mut out = SmallVec::new();
+        for (start, end) in word_bounds(name) {
+            // Alphanumeric ASCII only: always UTF-8.
+            let word = std::str::from_utf8(&lower[start..end]).unwrap_or_default();
+            if let Some(parts) = self.compounds.get(word) {
+                out.extend(parts.iter().map(String::as_str));
                 continue;
             }
             match self
@@ -160,8 +210,8 @@ impl KeyPolicy {
                 .find(|s| word.len() > s.len() && word.ends_with(s.as_str()))
             {
                 Some(suffix) => {
-                    out.push(word[..word.len() - suffix.len()].to_string());
-                    out.push(suffix.clone());
+                    out.push(&word[..word.len() - suffix.len()]);
+                    out.push(suffix.as_str());
                 }
                 None => out.push(word),
             }
@@ -169,15 +219,36 @@ impl KeyPolicy {
         out
     }
 
-    /// The class of a credential-named key, or None.
-    pub fn classify(&self, name: &[u8]) -> Option<KeyClass> {
-        self.classify_words(&self.words(name))
+    /// The words a key is judged by, as strings.
+    pub fn words(&self, name: &[u8]) -> Vec<String> {
+        let lower = name.to_ascii_lowercase();
+        self.expand(name, &lower)
+            .into_iter()
+            .map(str::to_string)
+            .collect()
     }
 
-    fn classify_words(&self, words: &[String]) -> Option<KeyClass> {
-        let last = words.last()?;
+    /// The class of a credential-named key, or None.
+    pub fn classify(&self, name: &[u8]) -> Option<KeyClass> {
+        // Key rules read at most ~100 bytes of key; a longer name takes the heap.
+        let mut buffer = [0u8; 128];
+        let heap;
+        let lower: &[u8] = if name.len() <= buffer.len() {
+            buffer[..name.len()].copy_from_slice(name);
+            buffer[..name.len()].make_ascii_lowercase();
+            &buffer[..name.len()]
+        } else {
+            heap = name.to_ascii_lowercase();
+            &heap
+        };
+        let words = self.expand(name, lower);
+        self.classify_words(&words)
+    }
+
+    fn classify_words(&self, words: &[&str]) -> Option<KeyClass> {
+        let last = *words.last()?;
         let prev = if words.len() >= 2 {
-            words[words.len() - 2].as_str()
+            words[words.len() - 2]
         } else {
             ""
         };
@@ -200,12 +271,12 @@ impl KeyPolicy {
 
 /// The `[values]` table: which values a credential-named key keeps.
 pub struct ValuePolicy {
-    placeholders: HashSet<String>,
+    placeholders: WordSet,
     mask_chars: Vec<char>,
     mask_min_len: usize,
     max_kept_digits: usize,
     template_prefixes: Vec<String>,
-    prose_stopwords: HashSet<String>,
+    prose_stopwords: WordSet,
 }
 
 fn trim_ascii(mut v: &[u8]) -> &[u8] {
@@ -243,12 +314,12 @@ fn is_env_reference(v: &[u8]) -> bool {
 impl ValuePolicy {
     pub(crate) fn from_raw(raw: RawValues) -> ValuePolicy {
         ValuePolicy {
-            placeholders: raw.placeholders.into_iter().collect(),
+            placeholders: word_set(raw.placeholders),
             mask_chars: raw.mask_chars.chars().collect(),
             mask_min_len: raw.mask_min_len,
             max_kept_digits: raw.max_kept_digits,
             template_prefixes: raw.template_prefixes,
-            prose_stopwords: raw.prose_stopwords.into_iter().collect(),
+            prose_stopwords: word_set(raw.prose_stopwords),
         }
     }
 
