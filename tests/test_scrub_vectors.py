@@ -202,3 +202,15 @@ def test_vector(vector: Vector, engine: str) -> None:
         result = scrubber.scrub_text(text)
         assert result.text == text, result.text
         assert result.redactions == ()
+
+
+def test_the_docs_list_every_rule_with_its_vector_counts() -> None:
+    doc = (Path(__file__).resolve().parent.parent / "docs" / "scrub.md").read_text(encoding="utf-8")
+    for rule in RULES:
+        tp = sum(1 for v in VECTORS if v.rule == rule.id and v.positive)
+        fp = sum(1 for v in VECTORS if v.rule == rule.id and not v.positive)
+        row = next((line for line in doc.splitlines() if f"| `{rule.id}` |" in line), None)
+        assert row is not None, f"docs/scrub.md does not list {rule.id}"
+        assert row.rstrip().endswith(f"| {tp} | {fp} |"), (
+            f"docs/scrub.md has stale vector counts for {rule.id}"
+        )

@@ -888,7 +888,8 @@ def _engine(implementation: str | None = None) -> _Engine:
 
         implementation = _backend.IMPLEMENTATION
     if implementation not in ("rust", "python"):
-        raise InvalidInputError(f"implementation must be 'rust' or 'python', not {implementation!r:.40}")
+        # The message does not echo the argument: whatever a caller passes may be a secret.
+        raise InvalidInputError("implementation must be 'rust' or 'python'")
     if implementation in _ENGINES:
         return _ENGINES[implementation]
     engine: _Engine
