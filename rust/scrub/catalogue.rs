@@ -372,7 +372,7 @@ impl Catalogue {
             rules.push(compile_rule(raw_rule)?);
         }
         let keys = KeyPolicy::from_raw(raw.keys)?;
-        let values = ValuePolicy::from_raw(raw.values);
+        let values = ValuePolicy::from_raw(raw.values)?;
         Ok(Catalogue {
             rules,
             keys,

@@ -170,6 +170,12 @@ pub fn key_span(hay: &[u8], ms: usize) -> (usize, usize) {
     )
 }
 
+/// Whether `at` directly follows `[REDACTED:`: a key there is the kind of a placeholder this scrubber
+/// wrote, not a key.
+fn in_placeholder(hay: &[u8], at: usize) -> bool {
+    at > 0 && hay[at - 1] == b':' && hay[..at].ends_with(PLACEHOLDER)
+}
+
 /// Authorization schemes a quoted header value starts with (`"Bearer <token>"`): the token follows.
 const SCHEMES: [&[u8]; 6] = [b"bearer", b"basic", b"token", b"digest", b"ssws", b"apikey"];
 
@@ -189,7 +195,7 @@ pub fn assignment(
     let key_byte = |b: u8| b.is_ascii_alphanumeric() || b"_.-".contains(&b);
     // The key must start where its run of key characters starts (not inside a longer name), and not be
     // the kind inside a placeholder this scrubber wrote ([REDACTED:PASSWORD]: ...).
-    if (!flag && key.0 > 0 && key_byte(hay[key.0 - 1])) || hay[..key.0].ends_with(PLACEHOLDER) {
+    if (!flag && key.0 > 0 && key_byte(hay[key.0 - 1])) || in_placeholder(hay, key.0) {
         return None;
     }
     let class = keys.classify(&hay[key.0..key.1])?;
@@ -264,7 +270,7 @@ pub fn prose(
     values: &ValuePolicy,
 ) -> Option<(usize, usize, KeyClass)> {
     if key.0 > 0 && (hay[key.0 - 1].is_ascii_alphanumeric() || hay[key.0 - 1] == b'_')
-        || hay[..key.0].ends_with(PLACEHOLDER)
+        || in_placeholder(hay, key.0)
     {
         return None;
     }

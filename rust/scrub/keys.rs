@@ -9,27 +9,64 @@ use smallvec::SmallVec;
 
 use super::catalogue::{RawKeys, RawValues};
 
-/// A small map from words to values: a sorted vector searched by bisection. The key tables hold a
-/// few dozen short words; hashing each looked-up word (SipHash) was ~10% of a scan of 4 MB of JSON
-/// keys (perf, profile_rules), bisection compares a handful of bytes.
-pub struct WordMap<V>(Vec<(String, V)>);
+/// A small, fixed map from words to values: open addressing on an FNV-1a hash. The key tables hold a
+/// few dozen short words and are read once or more per candidate key: SipHash (std's HashMap) was
+/// ~10% of a scan of 4 MB of JSON keys, bisection's string compares ~30% of a scan of 150 K
+/// candidate keys (perf, profile_rules); a hash of a few bytes and, usually, one compare is neither.
+pub struct WordMap<V> {
+    slots: Vec<Option<(u64, String, V)>>,
+    mask: usize,
+}
+
+fn fnv1a(word: &[u8]) -> u64 {
+    word.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
 
 impl<V> WordMap<V> {
-    fn new(mut entries: Vec<(String, V)>) -> WordMap<V> {
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
-        entries.dedup_by(|a, b| a.0 == b.0);
-        WordMap(entries)
+    /// The map of `entries`; a word listed twice keeps its first value.
+    fn new(entries: Vec<(String, V)>) -> WordMap<V> {
+        let size = (entries.len() * 2).next_power_of_two().max(8);
+        let mut map = WordMap {
+            slots: (0..size).map(|_| None).collect(),
+            mask: size - 1,
+        };
+        for (word, value) in entries {
+            let hash = fnv1a(word.as_bytes());
+            let mut i = hash as usize & map.mask;
+            loop {
+                match &map.slots[i] {
+                    None => {
+                        map.slots[i] = Some((hash, word, value));
+                        break;
+                    }
+                    Some((_, w, _)) if *w == word => break,
+                    Some(_) => i = (i + 1) & map.mask,
+                }
+            }
+        }
+        map
     }
 
     pub fn get(&self, word: &str) -> Option<&V> {
-        self.0
-            .binary_search_by(|(w, _)| w.as_str().cmp(word))
-            .ok()
-            .map(|i| &self.0[i].1)
+        let hash = fnv1a(word.as_bytes());
+        let mut i = hash as usize & self.mask;
+        loop {
+            match &self.slots[i] {
+                None => return None,
+                Some((h, w, v)) if *h == hash && w == word => return Some(v),
+                Some(_) => i = (i + 1) & self.mask,
+            }
+        }
     }
 
     pub fn contains(&self, word: &str) -> bool {
         self.get(word).is_some()
+    }
+
+    fn len(&self) -> usize {
+        self.slots.iter().filter(|s| s.is_some()).count()
     }
 }
 
@@ -176,7 +213,7 @@ impl KeyPolicy {
         }
         let count = final_words.len();
         let final_words = WordMap::new(final_words);
-        if final_words.0.len() != count {
+        if final_words.len() != count {
             return Err("catalogue: a word is listed under two classes in [keys.final]".into());
         }
         Ok(KeyPolicy {
@@ -276,6 +313,8 @@ pub struct ValuePolicy {
     mask_min_len: usize,
     max_kept_digits: usize,
     template_prefixes: Vec<String>,
+    /// The first bytes of the template prefixes: most values start with none of them.
+    template_first: [bool; 256],
     prose_stopwords: WordSet,
 }
 
@@ -311,16 +350,36 @@ fn is_env_reference(v: &[u8]) -> bool {
     }
 }
 
+/// The longest placeholder word or template prefix.
+const HEAD: usize = 32;
+
 impl ValuePolicy {
-    pub(crate) fn from_raw(raw: RawValues) -> ValuePolicy {
-        ValuePolicy {
+    pub(crate) fn from_raw(raw: RawValues) -> Result<ValuePolicy, String> {
+        if raw
+            .placeholders
+            .iter()
+            .chain(&raw.template_prefixes)
+            .any(|w| w.len() > HEAD || w.to_ascii_lowercase() != *w)
+        {
+            return Err(format!("catalogue: placeholders and template prefixes are lower-case, at most {HEAD} bytes"));
+        }
+        Ok(ValuePolicy {
             placeholders: word_set(raw.placeholders),
             mask_chars: raw.mask_chars.chars().collect(),
             mask_min_len: raw.mask_min_len,
             max_kept_digits: raw.max_kept_digits,
+            template_first: {
+                let mut first = [false; 256];
+                for p in &raw.template_prefixes {
+                    if let Some(&b) = p.as_bytes().first() {
+                        first[b as usize] = true;
+                    }
+                }
+                first
+            },
             template_prefixes: raw.template_prefixes,
             prose_stopwords: word_set(raw.prose_stopwords),
-        }
+        })
     }
 
     /// A value that names or masks a credential rather than holding one: empty, a placeholder word,
@@ -336,23 +395,32 @@ impl ValuePolicy {
         if v.is_empty() {
             return true;
         }
-        let lower = String::from_utf8_lossy(v).to_ascii_lowercase();
-        if self.placeholders.contains(&lower) {
-            return true;
-        }
-        if lower.chars().count() >= self.mask_min_len
-            && lower.chars().all(|c| self.mask_chars.contains(&c))
+        // Every placeholder word and template prefix is shorter than HEAD (from_raw checks): lower-case
+        // that much on the stack, not the whole value on the heap (this runs once per candidate value).
+        let mut buf = [0u8; HEAD];
+        let n = v.len().min(HEAD);
+        buf[..n].copy_from_slice(&v[..n]);
+        buf[..n].make_ascii_lowercase();
+        let head = &buf[..n];
+        if v.len() <= HEAD && std::str::from_utf8(head).is_ok_and(|w| self.placeholders.contains(w))
         {
             return true;
         }
-        if self
-            .template_prefixes
-            .iter()
-            .any(|p| lower.starts_with(p.as_str()))
+        if self.template_first[head[0] as usize]
+            && self
+                .template_prefixes
+                .iter()
+                .any(|p| head.starts_with(p.as_bytes()))
         {
             return true;
         }
-        is_env_reference(v)
+        // A mask: all of it in mask_chars (compared lower-cased), at least mask_min_len characters.
+        let mask = std::str::from_utf8(v).is_ok_and(|s| {
+            s.chars().count() >= self.mask_min_len
+                && s.chars()
+                    .all(|c| self.mask_chars.contains(&c.to_ascii_lowercase()))
+        });
+        mask || is_env_reference(v)
     }
 
     /// An integer or decimal with at most `max_kept_digits` integer digits (`4096`, `0.5`).
