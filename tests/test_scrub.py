@@ -274,6 +274,7 @@ CREDENTIAL_KEYS = {
     "signing-key": "SECRET", "credentials": "SECRET", "session_cookie": "TOKEN", "basic_auth": "SECRET",
     "jwt": "TOKEN", "PGPASSWORD": "PASSWORD", "seed_phrase": "PASSWORD", "otp_code": "PIN",
     "password_hash": "PASSWORD", "access_key_id": "SECRET", "mnemonic": "SECRET", "cvv": "PIN",
+    "secret_key_base": "SECRET", "api key": "API_KEY", "seed phrase": "PASSWORD",
 }  # fmt: skip
 
 

@@ -418,6 +418,35 @@ def _key_byte(b: int) -> bool:
     return _isalnum(b) or b in b"_.-"
 
 
+def _in_placeholder(d: bytes, at: int) -> bool:
+    """extend.rs in_placeholder."""
+    return at > 0 and d[at - 1] == 0x3A and d.endswith(_PLACEHOLDER_BYTES, 0, at)
+
+
+def _key_phrase_start(d: bytes, key_start: int) -> int:
+    """extend.rs key_phrase_start."""
+
+    def word_byte(b: int) -> bool:
+        return _isalnum(b) or b in b"_-"
+
+    start = key_start
+    for _ in range(2):
+        if start < 2 or d[start - 1] not in b" \t":
+            break
+        length = 0
+        while length < 32 and start - 2 - length >= 0 and word_byte(d[start - 2 - length]):
+            length += 1
+        word_start = start - 1 - length
+        if (
+            length == 0
+            or length == 32
+            or (word_start > 0 and (word_byte(d[word_start - 1]) or d[word_start - 1] == 0x2E))
+        ):
+            break
+        start = word_start
+    return start
+
+
 def _key_span(d: bytes, ms: int) -> tuple[int, int]:
     """extend.rs key_span: the first run of key bytes from the match's start."""
     start = ms
@@ -433,9 +462,9 @@ def _assignment(
     d: bytes, key: tuple[int, int], me: int, flag: bool, keys: _KeyPolicy, values: _ValuePolicy
 ) -> tuple[int, int, str] | None:
     """extend.rs assignment."""
-    if (not flag and key[0] > 0 and _key_byte(d[key[0] - 1])) or d.endswith(_PLACEHOLDER_BYTES, 0, key[0]):
+    if (not flag and key[0] > 0 and _key_byte(d[key[0] - 1])) or _in_placeholder(d, key[0]):
         return None
-    kind = keys.classify(d[key[0] : key[1]])
+    kind = keys.classify(d[_key_phrase_start(d, key[0]) : key[1]])
     if kind is None:
         return None
     value_at = me
@@ -470,7 +499,7 @@ def _assignment(
     text = d[start:end]
     if flag and text.startswith(b"-"):
         return None
-    if values.kept(kind, text, quoted):
+    if values.kept(kind, text, quoted or query):
         return None
     if clause and not quoted:
         first = re.split(rb"[ \t]", text, maxsplit=1)[0]
@@ -479,17 +508,34 @@ def _assignment(
     return start, end, kind
 
 
+def _prose_key(d: bytes, ms: int) -> tuple[int, int]:
+    """extend.rs prose_key."""
+    start, end = _key_span(d, ms)
+    if end < len(d) and d[end] in b" \t":
+        s2, e2 = _key_span(d, end + 1)
+        if s2 == end + 1 and d[s2:e2].lower() in (b"key", b"token", b"secret"):
+            end = e2
+    return start, end
+
+
+def _looks_like_token(v: bytes) -> bool:
+    """extend.rs looks_like_token."""
+    letter = any(_isupper(b) or _islower(b) for b in v)
+    digit = any(_isdigit(b) for b in v)
+    return len(v) >= 20 or (len(v) >= 12 and letter and digit)
+
+
 def _prose(
-    d: bytes, key: tuple[int, int], value_at: int, values: _ValuePolicy
+    d: bytes, ms: int, value_at: int, keys: _KeyPolicy, values: _ValuePolicy
 ) -> tuple[int, int, str] | None:
     """extend.rs prose."""
-    if (key[0] > 0 and (_isalnum(d[key[0] - 1]) or d[key[0] - 1] == 0x5F)) or d.endswith(
-        _PLACEHOLDER_BYTES, 0, key[0]
-    ):
+    key = _prose_key(d, ms)
+    if (key[0] > 0 and (_isalnum(d[key[0] - 1]) or d[key[0] - 1] == 0x5F)) or _in_placeholder(d, key[0]):
         return None
-    word = d[key[0] : key[1]].lower()
-    kind = "PIN" if word.startswith(b"pin") else "PASSWORD"
-    value = _read_value(d, value_at, word.startswith(b"passphrase"), False)
+    kind = keys.classify(d[key[0] : key[1]])
+    if kind is None:
+        return None
+    value = _read_value(d, value_at, d[key[0] : key[1]].lower().startswith(b"passphrase"), False)
     if value is None:
         return None
     start, end, _quoted = value
@@ -498,6 +544,8 @@ def _prose(
     first = words[0] if words else b""
     describes = values.is_prose_stopword(first) and (len(words) < 2 or values.is_prose_stopword(words[1]))
     if describes or values.kept(kind, text, True):
+        return None
+    if not _digits_are_secret(kind) and not _looks_like_token(text):
         return None
     return start, end, kind
 
@@ -768,7 +816,7 @@ class _PyDetector:
                 return None
             start, end, kind = found
         elif rule.extend == "prose":
-            found = _prose(d, _key_span(d, ms), me, self.values)
+            found = _prose(d, ms, me, self.keys, self.values)
             if found is None:
                 return None
             start, end, kind = found

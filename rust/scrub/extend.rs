@@ -170,6 +170,34 @@ pub fn key_span(hay: &[u8], ms: usize) -> (usize, usize) {
     )
 }
 
+/// Where the phrase a key ends starts: up to two words before it, each joined to the next by one
+/// blank (`API key:`, `seed phrase:`, `next page token:`), so the word before the final one is seen.
+fn key_phrase_start(hay: &[u8], key_start: usize) -> usize {
+    let word_byte = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-');
+    let mut start = key_start;
+    for _ in 0..2 {
+        if start < 2 || !matches!(hay[start - 1], b' ' | b'\t') {
+            break;
+        }
+        let len = hay[..start - 1]
+            .iter()
+            .rev()
+            .take(32)
+            .take_while(|b| word_byte(b))
+            .count();
+        let word_start = start - 1 - len;
+        // A whole word only: not the tail of a longer run, not a run that ends a sentence.
+        if len == 0
+            || len == 32
+            || (word_start > 0 && (word_byte(&hay[word_start - 1]) || hay[word_start - 1] == b'.'))
+        {
+            break;
+        }
+        start = word_start;
+    }
+    start
+}
+
 /// Whether `at` directly follows `[REDACTED:`: a key there is the kind of a placeholder this scrubber
 /// wrote, not a key.
 fn in_placeholder(hay: &[u8], at: usize) -> bool {
@@ -198,7 +226,7 @@ pub fn assignment(
     if (!flag && key.0 > 0 && key_byte(hay[key.0 - 1])) || in_placeholder(hay, key.0) {
         return None;
     }
-    let class = keys.classify(&hay[key.0..key.1])?;
+    let class = keys.classify(&hay[key_phrase_start(hay, key.0)..key.1])?;
     let mut value_at = me;
     let mut colon = false;
     if !flag {
@@ -247,7 +275,8 @@ pub fn assignment(
     if flag && text.first() == Some(&b'-') {
         return None;
     }
-    if values.kept(class, text, value.quoted) {
+    // A value in a URL's query (`?token=abc`) is machine-written: taken as the credential it names.
+    if values.kept(class, text, value.quoted || query) {
         return None;
     }
     if mode == ValueMode::Clause && !value.quoted {
@@ -262,25 +291,49 @@ pub fn assignment(
     Some((value.start, value.end, class))
 }
 
-/// `password is X` (`passphrase was X Y Z`, `PIN is 4821`): X, unless it describes rather than reveals.
+/// The words a prose rule's key is: its first run of key bytes, and a following ` key`, ` token` or
+/// ` secret` (`API key`, `access token`).
+fn prose_key(hay: &[u8], ms: usize) -> (usize, usize) {
+    let (start, mut end) = key_span(hay, ms);
+    if end < hay.len() && matches!(hay[end], b' ' | b'\t') {
+        let (s2, e2) = key_span(hay, end + 1);
+        let next = hay[s2..e2].to_ascii_lowercase();
+        if s2 == end + 1 && matches!(next.as_slice(), b"key" | b"token" | b"secret") {
+            end = e2;
+        }
+    }
+    (start, end)
+}
+
+/// Whether a value in running text looks like a token: 20+ bytes, or 12+ with a letter and a digit
+/// (so "the key is Ctrl+Shift+P" and "the token is invalid" stay).
+fn looks_like_token(v: &[u8]) -> bool {
+    let letter = v.iter().any(u8::is_ascii_alphabetic);
+    let digit = v.iter().any(u8::is_ascii_digit);
+    v.len() >= 20 || (v.len() >= 12 && letter && digit)
+}
+
+/// `the password is X` (`passphrase was X Y Z`, `the PIN for the card is 4821`, `my API key is X`):
+/// X, unless it describes rather than reveals. A password or PIN is any word the policy does not keep;
+/// a token, secret or API key must look like one.
 pub fn prose(
     hay: &[u8],
-    key: (usize, usize),
+    ms: usize,
     value_at: usize,
+    keys: &KeyPolicy,
     values: &ValuePolicy,
 ) -> Option<(usize, usize, KeyClass)> {
+    let key = prose_key(hay, ms);
     if key.0 > 0 && (hay[key.0 - 1].is_ascii_alphanumeric() || hay[key.0 - 1] == b'_')
         || in_placeholder(hay, key.0)
     {
         return None;
     }
-    let word = hay[key.0..key.1].to_ascii_lowercase();
-    let class = if word.starts_with(b"pin") {
-        KeyClass::Pin
-    } else {
-        KeyClass::Password
-    };
-    let mode = if word.starts_with(b"passphrase") {
+    let class = keys.classify(&hay[key.0..key.1])?;
+    let passphrase = hay[key.0..key.1]
+        .to_ascii_lowercase()
+        .starts_with(b"passphrase");
+    let mode = if passphrase {
         ValueMode::Clause
     } else {
         ValueMode::Token
@@ -296,6 +349,9 @@ pub fn prose(
     let describes =
         values.is_prose_stopword(first) && words.next().is_none_or(|w| values.is_prose_stopword(w));
     if describes || values.kept(class, text, true) {
+        return None;
+    }
+    if !class.digits_are_secret() && !looks_like_token(text) {
         return None;
     }
     Some((value.start, value.end, class))

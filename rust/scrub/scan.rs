@@ -255,7 +255,7 @@ impl Detector {
                 (s, e, class(c))
             }
             Extend::Prose => {
-                let (s, e, c) = extend::prose(hay, extend::key_span(hay, ms), me, &self.values)?;
+                let (s, e, c) = extend::prose(hay, ms, me, &self.keys, &self.values)?;
                 (s, e, class(c))
             }
             Extend::PemBlock => {
