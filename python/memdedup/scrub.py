@@ -675,6 +675,7 @@ class _PyRule(NamedTuple):
     digits: bool
     placeholder: bool
     generated: bool
+    mixed: bool
     run: tuple[frozenset[int], frozenset[int]] | None
     extend: str | None
     near: tuple[re.Pattern[bytes], int, int] | None
@@ -715,6 +716,7 @@ def _compile(rule: Mapping[str, Any]) -> _PyRule:
         digits=rule.get("digits", False),
         placeholder=rule.get("placeholder", False),
         generated=rule.get("generated", False),
+        mixed=rule.get("mixed", False),
         run=run,
         extend=rule.get("extend"),
         near=near,
@@ -725,6 +727,20 @@ def _compile(rule: Mapping[str, Any]) -> _PyRule:
 
 
 _LINE_CONTEXT = 512
+
+
+def _inside_placeholder(d: bytes, at: int) -> bool:
+    """scan.rs inside_placeholder."""
+    i = d.find(
+        _PLACEHOLDER_BYTES,
+        max(0, at - len(_PLACEHOLDER_BYTES) - 48),
+        min(len(d), at + len(_PLACEHOLDER_BYTES)),
+    )
+    while 0 <= i < at:
+        if b"]" not in d[i + 1 : at]:
+            return True
+        i = d.find(_PLACEHOLDER_BYTES, i + 1, min(len(d), at + len(_PLACEHOLDER_BYTES)))
+    return False
 
 
 def _on_line_after(d: bytes, at: int, words: tuple[bytes, ...]) -> bool:
@@ -806,6 +822,8 @@ class _PyDetector:
         self, rule: _PyRule, d: bytes, ms: int, me: int, secret: tuple[int, int]
     ) -> tuple[int, int, str | None] | None:
         """scan.rs judge."""
+        if _inside_placeholder(d, ms):
+            return None
         if rule.line_context and not _on_line_after(d, ms, rule.line_context):
             return None
         start, end = secret
@@ -831,12 +849,13 @@ class _PyDetector:
         limit = min(len(d), me + within + width)
         pos = me
         while (m := near.search(d, pos, limit)) is not None:
-            if m.start() > me + within or b"\n" in d[me : m.start()] or b"\r" in d[me : m.start()]:
+            gap = d[me : m.start()]
+            if m.start() > me + within or b"\n" in gap or b"\r" in gap or _PLACEHOLDER_BYTES in gap:
                 break
             span = self._check(rule, d, m.start(), m.end())
             if span is not None:
                 return (*span, kind)
-            pos = m.start() + 1
+            pos = max(m.end(), m.start() + 1)
         return None
 
     def _check(self, rule: _PyRule, d: bytes, start: int, end: int) -> tuple[int, int] | None:
@@ -846,6 +865,8 @@ class _PyDetector:
         at = d.find(_PLACEHOLDER_BYTES, start, max(start, end))
         if at >= 0:
             end = at
+        if _inside_placeholder(d, start):
+            return None
         if end <= start:
             return None
         if (start > 0 and d[start - 1] in rule.boundary) or (end < len(d) and d[end] in rule.boundary):
@@ -858,6 +879,12 @@ class _PyDetector:
         if rule.placeholder and self.values.is_placeholder(value):
             return None
         if rule.generated and not self.values.looks_generated(value):
+            return None
+        if rule.mixed and not (
+            any(_isupper(b) for b in value)
+            and any(_islower(b) for b in value)
+            and any(_isdigit(b) for b in value)
+        ):
             return None
         if rule.url_check:
             digits = len(value) - len(value.lstrip(b"0123456789"))

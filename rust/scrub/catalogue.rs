@@ -49,6 +49,8 @@ struct RawRule {
     placeholder: bool,
     #[serde(default)]
     generated: bool,
+    #[serde(default)]
+    mixed: bool,
     run: Option<String>,
     run_inner: Option<String>,
     extend: Option<String>,
@@ -179,6 +181,7 @@ pub struct Rule {
     pub digits: bool,
     pub placeholder: bool,
     pub generated: bool,
+    pub mixed: bool,
     pub run: Option<(ByteSet, ByteSet)>,
     pub extend: Extend,
     pub near: Option<Near>,
@@ -345,6 +348,7 @@ fn compile_rule(raw: RawRule) -> Result<Rule, String> {
         digits: raw.digits,
         placeholder: raw.placeholder,
         generated: raw.generated,
+        mixed: raw.mixed,
         run,
         extend,
         near,

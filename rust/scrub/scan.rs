@@ -236,6 +236,11 @@ impl Detector {
         (ms, me): (usize, usize),
         (start, end): (usize, usize),
     ) -> Option<(usize, usize, Option<usize>)> {
+        // A match that starts inside a placeholder this scrubber wrote ([REDACTED:API_KEY] holds "KEY")
+        // is no context and no key: scrubbing twice changes nothing.
+        if inside_placeholder(hay, ms) {
+            return None;
+        }
         if !rule.line_context.is_empty() && !on_line_after(hay, ms, &rule.line_context) {
             return None;
         }
@@ -271,21 +276,25 @@ impl Detector {
         let Some(near) = &rule.near else {
             return self.check(rule, hay, start, end).map(|(s, e)| (s, e, kind));
         };
-        // The secret is the first match of `near` within `within` bytes after the context, on its line.
+        // The secret is the first match of `near` within `within` bytes after the context, on its line,
+        // that passes the checks. Matches are taken one after another, not overlapping: a start inside
+        // a refused match would sit inside a run of the same bytes, which the boundary refuses anyway
+        // (and retrying every byte of a 512-byte run made 'tokens=' * n cost 32 x 512 per hit).
         let limit = hay.len().min(me + near.within + near.max_width);
         let mut pos = me;
         while let Some(m) = near.regex.find_at(&hay[..limit], pos) {
+            // Not past the distance, a line break, or a placeholder (what it stood for was the value).
+            let gap = &hay[me..m.start()];
             if m.start() > me + near.within
-                || hay[me..m.start()]
-                    .iter()
-                    .any(|b| matches!(b, b'\n' | b'\r'))
+                || gap.iter().any(|b| matches!(b, b'\n' | b'\r'))
+                || memchr::memmem::find(gap, PLACEHOLDER).is_some()
             {
                 break;
             }
             if let Some((s, e)) = self.check(rule, hay, m.start(), m.end()) {
                 return Some((s, e, kind));
             }
-            pos = m.start() + 1;
+            pos = m.end().max(m.start() + 1);
         }
         None
     }
@@ -302,9 +311,13 @@ impl Detector {
         if let Some((run, inner)) = &rule.run {
             end = extend::extend_run(hay, end, run, inner);
         }
-        // A placeholder this scrubber wrote is never part of a secret: scrubbing twice changes nothing.
+        // A placeholder this scrubber wrote is never part of a secret, nor is the inside of one:
+        // scrubbing twice changes nothing.
         if let Some(at) = memchr::memmem::find(&hay[start..end.max(start)], PLACEHOLDER) {
             end = start + at;
+        }
+        if inside_placeholder(hay, start) {
+            return None;
         }
         if end <= start {
             return None;
@@ -325,6 +338,14 @@ impl Detector {
             return None;
         }
         if rule.generated && !self.values.looks_generated(secret) {
+            return None;
+        }
+        let has = |f: fn(&u8) -> bool| secret.iter().any(f);
+        if rule.mixed
+            && !(has(u8::is_ascii_uppercase)
+                && has(u8::is_ascii_lowercase)
+                && has(u8::is_ascii_digit))
+        {
             return None;
         }
         if rule.url_check {
@@ -360,6 +381,16 @@ impl Detector {
             f.end = cp;
         }
     }
+}
+
+/// Whether `at` lies inside a placeholder (`[REDACTED:KIND]`, its kind at most 48 bytes), past its
+/// first byte.
+fn inside_placeholder(hay: &[u8], at: usize) -> bool {
+    let from = at.saturating_sub(PLACEHOLDER.len() + 48);
+    let to = hay.len().min(at + PLACEHOLDER.len());
+    memchr::memmem::find_iter(&hay[from..to], PLACEHOLDER)
+        .map(|i| from + i)
+        .any(|i| i < at && !hay[i + 1..at].contains(&b']'))
 }
 
 /// Whether one of `words` (lower-case) occurs before `at` on its line, within
