@@ -15,6 +15,7 @@ pub mod error;
 pub mod join;
 pub mod matcher;
 pub mod normalise;
+pub mod scrub;
 pub mod sym;
 #[cfg(test)]
 mod test_rng;
@@ -22,6 +23,8 @@ pub mod text;
 
 #[cfg(feature = "python")]
 mod python;
+#[cfg(feature = "python")]
+mod python_scrub;
 
 /// The extension allocates a small buffer per label in its batch paths; glibc's allocator spent
 /// ~10% of a million-label replay in malloc/free (perf), mimalloc (as pydantic-core ships) less.

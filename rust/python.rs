@@ -2501,6 +2501,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pair_reasons, m)?)?;
     m.add_class::<SequenceIndex>()?;
     m.add_class::<Codes>()?;
+    crate::python_scrub::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -103,3 +103,20 @@ class SequenceIndex:
     def junk(self) -> list[int]: ...
     def popular(self) -> list[int]: ...
     def b2j(self) -> list[tuple[int, list[int]]]: ...
+
+# The credential detector (rust/scrub, bound in rust/python_scrub.rs); memdedup.scrub keeps the policy.
+def scan_secrets(text: str, pii: bool = False) -> list[tuple[int, int, str, str]]:
+    """Every credential in ``text``: ``(start, end, rule id, kind)``, code-point offsets, non-overlapping,
+    sorted; ``pii`` adds the e-mail and phone rules. Checks for Ctrl-C between rules."""
+
+def credential_key_kind(name: str) -> str | None:
+    """The kind (PASSWORD, PIN, TOKEN, API_KEY, SECRET) of a credential-named key, or None."""
+
+def credential_key_words(name: str) -> list[str]:
+    """The lower-cased words a key name is judged by."""
+
+def credential_value_kept(kind: str, value: str, quoted: bool) -> bool:
+    """Whether a credential-named key of ``kind`` keeps ``value`` (``quoted``: written as a string)."""
+
+def secret_rule_widths() -> list[tuple[str, int, int | None]]:
+    """Each rule's id, its pattern's longest match and its near pattern's (bytes)."""

@@ -5,60 +5,57 @@ kind (``[REDACTED:JWT]``), so a recalled memory still says *that* a key was ment
 and reports the kinds it redacted. It runs before a record's id is derived and before dedup, so neither
 the id hash nor a stored label ever carries the secret.
 
-What is recognised, and why these patterns are hand-written:
+Detection runs in the Rust core (``rust/scrub``) over a rule catalogue kept as data,
+``memdedup/data/secret_rules.toml``: provider token shapes (AWS, GCP, Azure, GitHub, GitLab, OpenAI,
+Anthropic, Stripe, Slack, ... 76 rules), private key blocks, JWTs, URL credentials, connection strings,
+command-line passwords, values of credential-named keys and passphrases; docs/scrub.md lists them all.
+The core finds spans (linear time: bounded regexes, a keyword prefilter, bounded extenders); this module
+keeps the policy: a span becomes ``[REDACTED:KIND]``, a credential-named property is dropped unless its
+value is an obvious placeholder, and every key path reported is built from scrubbed key names.
 
-Value shapes (always on)
-    ``PRIVATE_KEY`` (PEM/PGP private key blocks, terminated or truncated), ``URL_PASSWORD`` (the password
-    of ``scheme://user:password@host``), ``JWT``, ``ANTHROPIC_API_KEY`` (``sk-ant-``), ``OPENAI_API_KEY``
-    (``sk-``, ``sk-proj-``, ``sk-svcacct-``, ``sk-admin-``), ``STRIPE_STYLE_KEY``
-    (``(sk|pk|rk|api|token)_(live|test)_...``), ``AWS_ACCESS_KEY_ID``, ``GITHUB_TOKEN`` (``ghp_`` & co.,
-    ``github_pat_``), ``SLACK_TOKEN``, ``GOOGLE_API_KEY``, ``BEARER_TOKEN`` and ``BASIC_AUTH``
-    (``Authorization`` header values), and assignments to a credential-named key (``password=...``,
-    ``"api_key": "..."``, ``authToken: ...``) as ``PASSWORD``, ``TOKEN``, ``API_KEY`` or ``SECRET``; in
-    prose, ``the password is hunter2`` when the value has a digit or a symbol (so ``the password is
-    required`` stays readable).
-PII (opt-in, ``pii=True``)
-    ``EMAIL`` and ``PHONE`` (``+``-prefixed international numbers, and ``(555) 123-4567`` style).
+When the compiled extension is not there (``MEMDEDUP_IMPLEMENTATION=python``), the same catalogue runs
+on a pure-Python mirror of the core (:mod:`memdedup._scrub_mirror`) over Python's ``re``: the same
+rules, spans and kinds, only slower. Scrubbing is never skipped.
 
-Generated token shapes need a digit in their random part and a minimum length, which keeps look-alikes
-(``sk-learn``, ``task-management-dashboard``, ``token_test_suite``, ``bearer of bad news``) intact.
+Key names are judged by their words (``snake_case``, ``kebab-case``, ``camelCase``, dots and spaces
+split them), and the FINAL word decides: ``client_secret``, ``apiKey``, ``x-api-key``, ``db_pass``,
+``private_key_id``, ``session_id``, ``pin`` are credential-named; ``password_min_length``,
+``token_count``, ``max_tokens``, ``secret_manager``, ``password_policy`` are not.
 
-Key names are matched as words (``snake_case``, ``kebab-case`` and ``camelCase`` are split): a key is a
-credential when one of its words is ``password``/``passwd``/``passphrase``/``passcode``/``pwd``,
-``secret(s)``, ``credential(s)``, ``apikey``, ``authorization``, ``privatekey`` or ``jwt``; or when its
-*last* word is ``token``, ``auth`` or ``cookie``; or when it ends in ``key`` qualified by ``api``,
-``access``, ``secret``, ``private``, ``signing``, ``encryption``, ``master``, ``auth``, ``client``,
-``app`` or ``ssh``. So ``api_key``, ``authToken``, ``client-secret`` and ``DB_PASSWORD`` are dropped, while
-``max_tokens``, ``token_count``, ``secretary``, ``author`` and ``primary_key`` are kept.
-
-Why not detect-secrets: its plugins report *that* a line holds a secret, not where (replacing needs the
-span), its OpenAI detector only knows the legacy ``T3BlbkFJ`` key shape (no ``sk-proj-``/``sk-ant-``), and
-its default entropy detectors flag commit SHAs and UUIDs, which memories legitimately hold. The patterns
-here are short, documented and tested kind by kind against benign look-alikes.
-
-Scrubbing is idempotent: a placeholder never matches a pattern, so ``scrub(scrub(x)) == scrub(x)``.
+Scrubbing is idempotent: a placeholder never matches a rule, so ``scrub(scrub(x)) == scrub(x)``.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple
+import os
+import tomllib
+import warnings
+from collections.abc import Mapping
+from importlib import resources
+from typing import Any, NamedTuple, Protocol
 
-from memdedup.errors import InputTypeError
+from memdedup._scrub_mirror import PLACEHOLDER_PREFIX, PyDetector, digits_are_secret, to_code_points
+from memdedup.errors import BackendUnavailableError, InputTypeError, InvalidInputError
 
 __all__ = [
     "CREDENTIAL_KINDS",
+    "KEY_KINDS",
     "PII_KINDS",
+    "RULES",
     "CredentialScrubber",
+    "Finding",
+    "RuleInfo",
     "ScrubResult",
     "ScrubbedProperties",
+    "credential_kind",
     "is_credential_key",
     "key_words",
     "placeholder",
+    "redact",
 ]
 
-PLACEHOLDER_PREFIX = "[REDACTED:"
+# How deep scrub_properties walks nested mappings and lists before refusing the input.
+MAX_DEPTH = 200
 
 
 def placeholder(kind: str) -> str:
@@ -67,339 +64,301 @@ def placeholder(kind: str) -> str:
 
 
 class ScrubResult(NamedTuple):
-    """Scrubbed text and the kinds redacted from it, in the order the passes found them."""
+    """Scrubbed text and the kinds redacted from it, in the order they appear."""
 
     text: str
     redactions: tuple[str, ...]
 
 
 class ScrubbedProperties(NamedTuple):
-    """Scrubbed properties, the paths of the credential-named keys dropped, and the value kinds redacted."""
+    """Scrubbed properties, the (scrubbed) paths of the credential-named keys dropped, and the value
+    kinds redacted."""
 
     properties: dict[str, Any]
     dropped_keys: tuple[str, ...]
     redactions: tuple[str, ...]
 
 
-# ---------------------------------------------------------------------------------------------------
-# Key names as words
-# ---------------------------------------------------------------------------------------------------
-_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-_ANYWHERE_WORDS = frozenset(
-    {
-        "password",
-        "passwd",
-        "passphrase",
-        "passcode",
-        "pwd",
-        "secret",
-        "secrets",
-        "credential",
-        "credentials",
-        "apikey",
-        "authorization",
-        "privatekey",
-        "jwt",
-    }
-)
-_LAST_WORDS = frozenset({"token", "auth", "cookie"})
-_KEY_QUALIFIERS = frozenset(
-    {"api", "access", "secret", "private", "signing", "encryption", "master", "auth", "client", "app", "ssh"}
-)
-_PASSWORD_WORDS = frozenset({"password", "passwd", "passphrase", "passcode", "pwd"})
+class Finding(NamedTuple):
+    """One credential: its code-point span in the text, the rule that found it, the placeholder kind."""
+
+    start: int
+    end: int
+    rule: str
+    kind: str
 
 
+class RuleInfo(NamedTuple):
+    """A catalogue rule, as docs/scrub.md lists it."""
+
+    id: str
+    kind: str
+    description: str
+    pii: bool
+
+
+# ---------------------------------------------------------------------------------------------------
+# The catalogue
+# ---------------------------------------------------------------------------------------------------
+def _load_catalogue() -> dict[str, Any]:
+    text = resources.files("memdedup").joinpath("data/secret_rules.toml").read_text(encoding="utf-8")
+    return tomllib.loads(text)
+
+
+_CATALOGUE = _load_catalogue()
+RULES: tuple[RuleInfo, ...] = tuple(
+    RuleInfo(rule["id"], rule["kind"], rule["description"], bool(rule.get("pii", False)))
+    for rule in _CATALOGUE["rules"]
+)
+# The kinds a credential-named key's value is redacted as (the class of the key).
+KEY_KINDS: tuple[str, ...] = ("PASSWORD", "PIN", "TOKEN", "API_KEY", "SECRET")
+CREDENTIAL_KINDS: tuple[str, ...] = tuple(
+    dict.fromkeys([r.kind for r in RULES if not r.pii and r.kind != "BY_KEY"] + list(KEY_KINDS))
+)
+PII_KINDS: tuple[str, ...] = tuple(dict.fromkeys(r.kind for r in RULES if r.pii))
+_PLACEHOLDERS = {kind: placeholder(kind) for kind in CREDENTIAL_KINDS + PII_KINDS}
+
+
+# ---------------------------------------------------------------------------------------------------
+# Engines: the core's functions, or the mirror's, behind one surface
+# ---------------------------------------------------------------------------------------------------
+def _wtf8(text: str) -> bytes:
+    # The unbound str.encode: a subclass's override never decides what is scanned.
+    return str.encode(text, "utf-8", "surrogatepass")
+
+
+class _Engine(Protocol):
+    name: str
+
+    def scan(self, text: str, pii: bool) -> list[tuple[int, int, str, str]]: ...
+    def key_kind(self, name: str) -> str | None: ...
+    def key_words(self, name: str) -> list[str]: ...
+    def value_kept(self, kind: str, value: str, quoted: bool) -> bool: ...
+
+
+class _PythonEngine:
+    name = "python"
+
+    def __init__(self) -> None:
+        self.detector = PyDetector(_CATALOGUE)
+
+    def scan(self, text: str, pii: bool) -> list[tuple[int, int, str, str]]:
+        data = _wtf8(text)
+        rules = self.detector.rules
+        return [(s, e, rules[r].id, k) for s, e, r, k in to_code_points(data, self.detector.scan(data, pii))]
+
+    def key_kind(self, name: str) -> str | None:
+        return self.detector.keys.classify(_wtf8(name))
+
+    def key_words(self, name: str) -> list[str]:
+        return self.detector.keys.words(_wtf8(name))
+
+    def value_kept(self, kind: str, value: str, quoted: bool) -> bool:
+        return self.detector.values.kept(kind, _wtf8(value), quoted)
+
+
+class _RustEngine:
+    name = "rust"
+
+    def __init__(self, core: Any) -> None:
+        self.core = core
+
+    def scan(self, text: str, pii: bool) -> list[tuple[int, int, str, str]]:
+        found: list[tuple[int, int, str, str]] = self.core.scan_secrets(text, pii)
+        return found
+
+    def key_kind(self, name: str) -> str | None:
+        kind: str | None = self.core.credential_key_kind(name)
+        return kind
+
+    def key_words(self, name: str) -> list[str]:
+        words: list[str] = self.core.credential_key_words(name)
+        return words
+
+    def value_kept(self, kind: str, value: str, quoted: bool) -> bool:
+        return bool(self.core.credential_value_kept(kind, value, quoted))
+
+
+_ENGINES: dict[str, _Engine] = {}
+
+
+def _engine(implementation: str | None = None) -> _Engine:
+    """The engine for ``implementation`` ("rust", "python"), or the package's backend when None."""
+    if implementation is None:
+        from memdedup import _backend
+
+        implementation = _backend.IMPLEMENTATION
+    if implementation not in ("rust", "python"):
+        # The message does not echo the argument: whatever a caller passes may be a secret.
+        raise InvalidInputError("implementation must be 'rust' or 'python'")
+    if implementation in _ENGINES:
+        return _ENGINES[implementation]
+    engine: _Engine
+    if implementation == "rust":
+        try:
+            from memdedup import _core
+        except ImportError as exc:
+            raise BackendUnavailableError(f"the compiled extension did not load: {exc}") from exc
+        if hasattr(_core, "scan_secrets"):
+            engine = _RustEngine(_core)
+        elif os.environ.get("MEMDEDUP_IMPLEMENTATION", "").strip().lower() == "rust":
+            raise BackendUnavailableError("memdedup._core has no scan_secrets: rebuild the extension")
+        else:
+            warnings.warn(
+                "memdedup: the compiled extension has no credential detector (an older build); "
+                "scrubbing runs on the pure-Python mirror of the same catalogue",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+            engine = _engine("python")
+    else:
+        engine = _PythonEngine()
+    _ENGINES[implementation] = engine
+    return engine
+
+
+# ---------------------------------------------------------------------------------------------------
+# Key names
+# ---------------------------------------------------------------------------------------------------
 def key_words(name: Any) -> list[str]:
-    """The lower-cased words of a key name: ``authToken`` -> ``["auth", "token"]``."""
-    return [word.lower() for word in _WORD.findall(str(name))]
+    """The lower-cased words a key name is judged by: ``authToken`` -> ``["auth", "token"]``,
+    ``PGPASSWORD`` -> ``["pg", "password"]``."""
+    return _engine().key_words(str(name))
+
+
+def credential_kind(name: Any) -> str | None:
+    """The kind (``PASSWORD``, ``PIN``, ``TOKEN``, ``API_KEY``, ``SECRET``) of a credential-named key,
+    or None. Its final word decides (see the module docstring and docs/scrub.md)."""
+    return _engine().key_kind(name if isinstance(name, str) else str(name))
 
 
 def is_credential_key(name: Any) -> bool:
-    """Whether a property key names a credential (see the module docstring for the word rules)."""
-    words = key_words(name)
-    if not words:
-        return False
-    if any(word in _ANYWHERE_WORDS for word in words):
-        return True
-    if words[-1] in _LAST_WORDS:
-        return True
-    return len(words) >= 2 and words[-1] == "key" and words[-2] in _KEY_QUALIFIERS
-
-
-def _assignment_kind(name: str) -> str:
-    words = key_words(name)
-    if any(word in _PASSWORD_WORDS for word in words):
-        return "PASSWORD"
-    if words and words[-1] == "token":
-        return "TOKEN"
-    if "apikey" in words or words[-2:] == ["api", "key"]:
-        return "API_KEY"
-    return "SECRET"
+    """Whether a property key names a credential."""
+    return credential_kind(name) is not None
 
 
 # ---------------------------------------------------------------------------------------------------
-# Value shapes
+# The scrubber
 # ---------------------------------------------------------------------------------------------------
-_BOUNDARY = r"(?<![A-Za-z0-9_\-])"
-_END = r"(?![A-Za-z0-9_\-])"
-_HAS_DIGIT = re.compile(r"[0-9]")
-_NOT_SECRET_VALUES = frozenset({"true", "false", "null", "none", "yes", "no", "nil", "undefined"})
-# An Authorization header's scheme: the BEARER_TOKEN / BASIC_AUTH passes own what follows it.
-_AUTH_SCHEMES = frozenset({"bearer", "basic", "digest", "token"})
-
-
-class _Pass(NamedTuple):
-    kind: str
-    pattern: re.Pattern[str]
-    # The replacement for a match and the kind it redacts, or None to keep the match as it is.
-    replace: Callable[[re.Match[str], str], tuple[str, str] | None]
-
-
-_Replacement = tuple[str, str] | None
-
-
-def _whole(match: re.Match[str], kind: str) -> _Replacement:
-    return placeholder(kind), kind
-
-
-def _whole_if_digit(match: re.Match[str], kind: str) -> _Replacement:
-    return (placeholder(kind), kind) if _HAS_DIGIT.search(match.group("body")) else None
-
-
-def _keep_prefix(match: re.Match[str], kind: str) -> _Replacement:
-    return match.group("prefix") + placeholder(kind), kind
-
-
-def _bearer(match: re.Match[str], kind: str) -> _Replacement:
-    token = match.group("token")
-    in_header = "authorization" in match.string[max(0, match.start() - 32) : match.start()].lower()
-    # Outside an Authorization header, "bearer" is an English word: demand a token's shape.
-    if not in_header and (len(token) < 16 or not _HAS_DIGIT.search(token)):
-        return None
-    return match.group("prefix") + placeholder(kind), kind
-
-
-def _url_password(match: re.Match[str], kind: str) -> _Replacement:
-    return match.group("prefix") + placeholder(kind) + "@", kind
-
-
-def _unquote(value: str) -> tuple[str, str]:
-    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
-        return value[0], value[1:-1]
-    return "", value
-
-
-def _assignment(match: re.Match[str], kind: str) -> _Replacement:
-    key = match.group("key")
-    if not is_credential_key(key):
-        return None
-    quote, value = _unquote(match.group("value"))
-    if not value.strip() or value.lower() in _NOT_SECRET_VALUES or value.startswith(PLACEHOLDER_PREFIX):
-        return None
-    if not quote and value.lower() in _AUTH_SCHEMES:
-        return None
-    kind = _assignment_kind(key)
-    return match.group("lead") + quote + placeholder(kind) + quote, kind
-
-
-def _prose_password(match: re.Match[str], kind: str) -> _Replacement:
-    value = match.group("value")
-    if value.startswith(PLACEHOLDER_PREFIX) or value.isalpha():
-        return None
-    quote = match.group("quote")
-    return match.group("lead") + quote + placeholder(kind) + quote, kind
-
-
-def _apply(step: _Pass, text: str, kinds: list[str]) -> str:
-    """Replace the matches ``step`` accepts; after a refused match, search again one character on.
-
-    (``re.sub`` would resume after the refused match and so miss ``password=x`` inside ``note: password=x``.)
-    """
-    pieces: list[str] = []
-    done = search_from = 0
-    while (match := step.pattern.search(text, search_from)) is not None:
-        result = step.replace(match, step.kind)
-        if result is None:
-            search_from = match.start() + 1
-            continue
-        replacement, kind = result
-        pieces += (text[done : match.start()], replacement)
-        kinds.append(kind)
-        done = search_from = match.end()
-    if not pieces:
-        return text
-    pieces.append(text[done:])
-    return "".join(pieces)
-
-
-_CREDENTIAL_PASSES: tuple[_Pass, ...] = (
-    _Pass(
-        "PRIVATE_KEY",
-        re.compile(
-            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-            # A complete block, or a truncated one: its header lines and base64 lines, not the prose after.
-            r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-            r"|(?:\s*[A-Za-z][A-Za-z\-]*:[^\n]*)*(?:\s*[A-Za-z0-9+/=]{16,})*)",
-            re.DOTALL,
-        ),
-        _whole,
-    ),
-    _Pass(
-        "URL_PASSWORD",
-        # The password runs to the last "@" of the authority, so "p@ss" is redacted whole.
-        re.compile(r"(?P<prefix>\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/?#@\[\]]*:)(?P<pw>[^\s/?#\[\]]+)@"),
-        _url_password,
-    ),
-    _Pass(
-        "JWT",
-        re.compile(_BOUNDARY + r"eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]*" + _END),
-        _whole,
-    ),
-    _Pass(
-        "ANTHROPIC_API_KEY",
-        re.compile(_BOUNDARY + r"sk-ant-(?P<body>[A-Za-z0-9_\-]{20,})" + _END),
-        _whole_if_digit,
-    ),
-    _Pass(
-        "OPENAI_API_KEY",
-        re.compile(_BOUNDARY + r"sk-(?:proj-|svcacct-|admin-)?(?P<body>[A-Za-z0-9_\-]{20,})" + _END),
-        _whole_if_digit,
-    ),
-    _Pass(
-        "STRIPE_STYLE_KEY",
-        re.compile(_BOUNDARY + r"(?:sk|pk|rk|api|token)_(?:live|test)_(?P<body>[A-Za-z0-9]{16,})" + _END),
-        _whole_if_digit,
-    ),
-    _Pass(
-        "AWS_ACCESS_KEY_ID",
-        re.compile(
-            r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA)[A-Z0-9]{16}(?![A-Za-z0-9])"
-        ),
-        _whole,
-    ),
-    _Pass(
-        "GITHUB_TOKEN",
-        re.compile(
-            _BOUNDARY
-            + r"(?:(?:ghp|gho|ghu|ghs|ghr)_(?P<body>[A-Za-z0-9]{36,})|github_pat_[A-Za-z0-9_]{22,})"
-            + _END
-        ),
-        _whole,
-    ),
-    _Pass(
-        "SLACK_TOKEN",
-        re.compile(_BOUNDARY + r"xox[abposr]-(?P<body>[A-Za-z0-9\-]{10,})" + _END),
-        _whole_if_digit,
-    ),
-    _Pass("GOOGLE_API_KEY", re.compile(_BOUNDARY + r"AIza[0-9A-Za-z_\-]{35}" + _END), _whole),
-    _Pass(
-        "BASIC_AUTH",
-        re.compile(r"(?i)(?P<prefix>\bauthorization[\"']?\s*[:=]\s*[\"']?basic\s+)[A-Za-z0-9+/]{8,}={0,2}"),
-        _keep_prefix,
-    ),
-    _Pass(
-        "BEARER_TOKEN",
-        re.compile(r"(?i)(?P<prefix>\bbearer\s+)(?P<token>[A-Za-z0-9\-._~+/]+=*)"),
-        _bearer,
-    ),
-    _Pass(
-        "ASSIGNMENT",
-        re.compile(
-            r"(?P<lead>(?<![A-Za-z0-9_.\-])(?P<q>[\"']?)(?P<key>[A-Za-z_][A-Za-z0-9_.\-]{0,63})(?P=q)\s*[:=]\s*)"
-            r"(?P<value>\"[^\"\n]*\"|'[^'\n]*'|[^\s,;'\"()\[\]{}<>]+)"
-        ),
-        _assignment,
-    ),
-    _Pass(
-        "PASSWORD",
-        re.compile(
-            r"(?i)(?P<lead>(?<![A-Za-z0-9])(?:pass(?:word|phrase|code)|pwd)\s+(?:is|was|will be)\s+)"
-            r"(?P<quote>[\"']?)(?P<value>[^\s\"',;]*[^\s\"',;.!?:])(?P=quote)"
-        ),
-        _prose_password,
-    ),
-)
-
-_PII_PASSES: tuple[_Pass, ...] = (
-    _Pass(
-        "EMAIL",
-        re.compile(
-            r"(?<![A-Za-z0-9._%+\-])[A-Za-z0-9._%+\-]+@[A-Za-z0-9\-]+(?:\.[A-Za-z0-9\-]+)*\.[A-Za-z]{2,}\b"
-        ),
-        _whole,
-    ),
-    _Pass(
-        "PHONE",
-        re.compile(
-            r"(?<![\w+])(?:\+[1-9][0-9]{0,2}[\s.\-]?(?:\(?[0-9]{1,4}\)?[\s.\-]?){1,4}[0-9]{2,4}"
-            r"|\(?[0-9]{3}\)?[\s.\-][0-9]{3}[\s.\-][0-9]{4})(?![\w])"
-        ),
-        _whole,
-    ),
-)
-
-CREDENTIAL_KINDS: tuple[str, ...] = (
-    *(p.kind for p in _CREDENTIAL_PASSES if p.kind != "ASSIGNMENT"),
-    "TOKEN",
-    "API_KEY",
-    "SECRET",
-)
-PII_KINDS: tuple[str, ...] = tuple(p.kind for p in _PII_PASSES)
+def _type_name(value: object) -> str:
+    # A class name is code, not input, but it is echoed into an error message: scrub it like input.
+    return redact(type(value).__name__)
 
 
 class CredentialScrubber:
     """Replaces credentials in text and drops credential-named properties.
 
-    ``pii=True`` also redacts e-mail addresses and phone numbers. The scrubber holds no state between
+    ``pii=True`` also redacts e-mail addresses and phone numbers. ``implementation`` picks the engine
+    (``"rust"`` or ``"python"``; the package's backend by default). The scrubber holds no state between
     calls; one instance may be shared.
     """
 
-    def __init__(self, *, pii: bool = False) -> None:
-        self.pii = pii
-        self._passes = _CREDENTIAL_PASSES + (_PII_PASSES if pii else ())
+    def __init__(self, *, pii: bool = False, implementation: str | None = None) -> None:
+        self.pii = bool(pii)
+        self._engine = _engine(implementation)
+
+    @property
+    def implementation(self) -> str:
+        return self._engine.name
+
+    def scan(self, text: str) -> tuple[Finding, ...]:
+        """Every credential in ``text``: code-point spans, non-overlapping, in order."""
+        if not isinstance(text, str):
+            raise InputTypeError(f"scan takes a str, not {_type_name(text)}")
+        return tuple(Finding(*found) for found in self._engine.scan(text, self.pii))
 
     def scrub_text(self, text: str) -> ScrubResult:
         """``text`` with every recognised credential replaced by ``[REDACTED:KIND]``, and the kinds."""
         if not isinstance(text, str):
-            raise InputTypeError(f"scrub_text takes a str, not {type(text).__name__}")
-        kinds: list[str] = []
-        for step in self._passes:
-            if step.kind == "ASSIGNMENT" and ":" not in text and "=" not in text:
-                continue
-            text = _apply(step, text, kinds)
-        return ScrubResult(text, tuple(kinds))
+            raise InputTypeError(f"scrub_text takes a str, not {_type_name(text)}")
+        if type(text) is not str:
+            text = str.__str__(text)  # an exact copy: a subclass's slicing never decides the output
+        found = self._engine.scan(text, self.pii)
+        if not found:
+            return ScrubResult(text, ())
+        pieces: list[str] = []
+        done = 0
+        for start, end, _rule, kind in found:
+            pieces += (text[done:start], _PLACEHOLDERS.get(kind) or placeholder(kind))
+            done = end
+        pieces.append(text[done:])
+        return ScrubResult("".join(pieces), tuple(kind for _s, _e, _r, kind in found))
 
     def scrub_properties(self, mapping: Mapping[Any, Any]) -> ScrubbedProperties:
-        """A scrubbed copy: credential-named keys dropped (at any depth), every string value scrubbed.
+        """A scrubbed copy of ``mapping``.
 
-        Nested mappings and lists are walked; dropped keys are reported by path (``db.password``,
-        ``hosts[1].token``). A string key that itself holds a credential is scrubbed like a value.
+        Every string is scrubbed: values, list items and key names (a key that is itself a secret
+        becomes its placeholder). A credential-named key (:func:`credential_kind`) is dropped, at any
+        depth, unless its value is one the policy keeps: None, a boolean, an empty container, an obvious
+        placeholder (``required``, ``none``, ``<redacted>``, ``***``, ``$TOKEN``...) or, except under a
+        PASSWORD or PIN key, a number of at most 6 integer digits. Dropped keys are reported by path
+        (``db.password``, ``hosts[1].token``), built from scrubbed key names only. Values that are not
+        JSON types are scrubbed as their ``str()``. Two keys that scrub to the same name are kept
+        apart (``[REDACTED:TOKEN] (2)``).
         """
         if not isinstance(mapping, Mapping):
-            raise InputTypeError(f"scrub_properties takes a mapping, not {type(mapping).__name__}")
+            raise InputTypeError(f"scrub_properties takes a mapping, not {_type_name(mapping)}")
         dropped: list[str] = []
         kinds: list[str] = []
 
-        def walk(value: Any, path: str) -> Any:
+        def text_of(value: str) -> str:
+            result = self.scrub_text(value)
+            kinds.extend(result.redactions)
+            return result.text
+
+        def walk(value: Any, path: str, depth: int) -> Any:
+            if depth > MAX_DEPTH:
+                raise InvalidInputError(f"properties are nested deeper than {MAX_DEPTH} levels")
             if isinstance(value, Mapping):
                 out: dict[Any, Any] = {}
                 for key, item in value.items():
-                    where = f"{path}.{key}" if path else str(key)
-                    if is_credential_key(key):
+                    name = key if isinstance(key, str) else str(key)
+                    clean = text_of(name)
+                    where = f"{path}.{clean}" if path else clean
+                    kind = self._engine.key_kind(name)
+                    if kind is not None and not self._keeps(kind, item):
                         dropped.append(where)
                         continue
-                    if isinstance(key, str):
-                        scrubbed_key = self.scrub_text(key)
-                        kinds.extend(scrubbed_key.redactions)
-                        key = scrubbed_key.text
-                    out[key] = walk(item, where)
+                    new_key: Any = clean if isinstance(key, str) or clean != name else key
+                    if new_key in out:
+                        copy = 2
+                        while f"{clean} ({copy})" in out:
+                            copy += 1
+                        new_key = f"{clean} ({copy})"
+                    out[new_key] = walk(item, where, depth + 1)
                 return out
             if isinstance(value, list | tuple):
-                return [walk(item, f"{path}[{index}]") for index, item in enumerate(value)]
+                return [walk(item, f"{path}[{index}]", depth + 1) for index, item in enumerate(value)]
             if isinstance(value, str):
-                result = self.scrub_text(value)
-                kinds.extend(result.redactions)
-                return result.text
-            return value
+                return text_of(value)
+            if value is None or isinstance(value, bool | int | float):
+                return value
+            return text_of(str(value))
 
-        return ScrubbedProperties(walk(mapping, ""), tuple(dropped), tuple(kinds))
+        return ScrubbedProperties(walk(mapping, "", 0), tuple(dropped), tuple(kinds))
+
+    def _keeps(self, kind: str, value: Any) -> bool:
+        """Whether a credential-named key of ``kind`` keeps ``value`` (the property policy)."""
+        if value is None or isinstance(value, bool):
+            return True
+        if isinstance(value, int | float):
+            return not digits_are_secret(kind) and self._engine.value_kept(kind, repr(value), True)
+        if isinstance(value, str):
+            return self._engine.value_kept(kind, value, True)
+        if isinstance(value, Mapping | list | tuple):
+            return len(value) == 0
+        return False
+
+
+def redact(text: str, *, pii: bool = False) -> str:
+    """``text`` scrubbed: for messages, logs and reports that echo input."""
+    return _default_scrubber(pii).scrub_text(text).text
+
+
+_DEFAULT: dict[bool, CredentialScrubber] = {}
+
+
+def _default_scrubber(pii: bool) -> CredentialScrubber:
+    if pii not in _DEFAULT:
+        _DEFAULT[pii] = CredentialScrubber(pii=pii)
+    return _DEFAULT[pii]

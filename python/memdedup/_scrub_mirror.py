@@ -1,0 +1,784 @@
+"""The pure-Python mirror of the credential detector (``rust/scrub``), for when the compiled core is
+not there (``MEMDEDUP_IMPLEMENTATION=python``).
+
+The same steps over the same catalogue (``data/secret_rules.toml``), on the same bytes (UTF-8; lone
+surrogates as WTF-8), with Python's ``re`` in place of the ``regex`` crate: spans, rules and kinds are
+the core's (``tests/test_scrub_parity.py``). Each function names the Rust function it mirrors; a change
+to one is a change to both. The policy (placeholders, properties) is :mod:`memdedup.scrub`'s.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections.abc import Mapping
+
+# The parser re compiles with: its widths are the byte lengths a bytes pattern can match.
+from re import _parser as _sre_parse  # type: ignore[attr-defined]
+from typing import Any, NamedTuple
+
+# How every placeholder starts (scan.rs PLACEHOLDER).
+PLACEHOLDER_PREFIX = "[REDACTED:"
+
+_WS = b" \t\n\x0c\r"  # Rust's u8::is_ascii_whitespace (no vertical tab)
+_MAX_VALUE = 1024
+_MAX_CLAUSE_WORDS = 16
+_MAX_EXTENSION = 64 * 1024
+_PLACEHOLDER_BYTES = PLACEHOLDER_PREFIX.encode()
+_SCHEMES = (b"bearer", b"basic", b"token", b"digest", b"ssws", b"apikey")
+_CONTINUATION = bytes(range(0x80, 0xC0))
+_NAMED_SETS = {
+    "none": "",
+    "word": "A-Za-z0-9_",
+    "token": "A-Za-z0-9_-",
+    "alnum": "A-Za-z0-9",
+    "b64": "A-Za-z0-9+/=",
+}
+
+
+def _byte_set(spec: str) -> frozenset[int]:
+    """catalogue.rs ByteSet::parse."""
+    text = _NAMED_SETS.get(spec, spec).encode("ascii")
+    out: set[int] = set()
+    i = 0
+    while i < len(text):
+        if i + 2 < len(text) and text[i + 1] == 0x2D:
+            out.update(range(text[i], text[i + 2] + 1))
+            i += 3
+        else:
+            out.add(text[i])
+            i += 1
+    return frozenset(out)
+
+
+def _isalnum(b: int) -> bool:
+    return 0x30 <= b <= 0x39 or 0x41 <= b <= 0x5A or 0x61 <= b <= 0x7A
+
+
+def _isdigit(b: int) -> bool:
+    return 0x30 <= b <= 0x39
+
+
+def _isupper(b: int) -> bool:
+    return 0x41 <= b <= 0x5A
+
+
+def _islower(b: int) -> bool:
+    return 0x61 <= b <= 0x7A
+
+
+def _ascii_lower(data: bytes) -> str:
+    return data.decode("utf-8", "replace").translate(_LOWER)
+
+
+_LOWER = {c: c + 32 for c in range(0x41, 0x5B)}
+
+
+def _split_words(name: bytes) -> list[str]:
+    """keys.rs split_words: ASCII alphanumeric runs, split at camelCase humps, lower-cased."""
+    words: list[str] = []
+    i, n = 0, len(name)
+    while i < n:
+        if not _isalnum(name[i]):
+            i += 1
+            continue
+        start = i
+        while i < n and _isalnum(name[i]):
+            i += 1
+        run = name[start:i]
+        piece = 0
+        for j in range(1, len(run)):
+            prev, cur = run[j - 1], run[j]
+            hump = ((_islower(prev) or _isdigit(prev)) and _isupper(cur)) or (
+                _isupper(prev) and _isupper(cur) and j + 1 < len(run) and _islower(run[j + 1])
+            )
+            if hump:
+                words.append(run[piece:j].decode("ascii").lower())
+                piece = j
+        words.append(run[piece:].decode("ascii").lower())
+    return words
+
+
+class _KeyPolicy:
+    """keys.rs KeyPolicy."""
+
+    def __init__(self, raw: Mapping[str, Any]) -> None:
+        self.suffixes: list[str] = list(raw["suffixes"])
+        self.final = {word: kind for kind, words in raw["final"].items() for word in words}
+        self.after = {
+            word: (
+                entry["kind"],
+                frozenset(entry["words"]),
+                dict(entry.get("kinds", {})),
+                entry.get("after_credential", False),
+            )
+            for word, entry in raw["after"].items()
+        }
+        self.not_after = {word: frozenset(words) for word, words in raw["not_after"].items()}
+        self.compounds = {word: list(parts) for word, parts in raw["compounds"].items()}
+
+    def words(self, name: bytes) -> list[str]:
+        out: list[str] = []
+        for word in _split_words(name):
+            if word in self.compounds:
+                out.extend(self.compounds[word])
+                continue
+            suffix = next((s for s in self.suffixes if len(word) > len(s) and word.endswith(s)), None)
+            if suffix is None:
+                out.append(word)
+            else:
+                out += [word[: -len(suffix)], suffix]
+        return out
+
+    def classify(self, name: bytes) -> str | None:
+        return self._classify_cached(name)
+
+    @functools.lru_cache(maxsize=4096)  # noqa: B019 - one policy per process; keys repeat in a text
+    def _classify_cached(self, name: bytes) -> str | None:
+        return self._classify(self.words(name))
+
+    def _classify(self, words: list[str]) -> str | None:
+        if not words:
+            return None
+        last = words[-1]
+        prev = words[-2] if len(words) >= 2 else ""
+        if prev in self.not_after.get(last, ()):
+            return None
+        if last in self.final:
+            return self.final[last]
+        if last not in self.after:
+            return None
+        kind, after_words, kinds, after_credential = self.after[last]
+        if prev in after_words:
+            return kinds.get(prev, kind)
+        if after_credential and len(words) >= 3:
+            return self._classify(words[:-1])
+        return None
+
+
+def digits_are_secret(kind: str) -> bool:
+    return kind in ("PASSWORD", "PIN")
+
+
+class _ValuePolicy:
+    """keys.rs ValuePolicy."""
+
+    def __init__(self, raw: Mapping[str, Any]) -> None:
+        self.placeholders = frozenset(raw["placeholders"])
+        self.mask_chars = frozenset(raw["mask_chars"])
+        self.mask_min_len: int = raw["mask_min_len"]
+        self.max_kept_digits: int = raw["max_kept_digits"]
+        self.template_prefixes: tuple[str, ...] = tuple(raw["template_prefixes"])
+        self.prose_stopwords = frozenset(raw["prose_stopwords"])
+
+    def is_placeholder(self, value: bytes) -> bool:
+        v = value.strip(_WS)
+        if len(v) >= 2 and v[0] in b"\"'" and v[0] == v[-1]:
+            v = v[1:-1].strip(_WS)
+        if not v:
+            return True
+        lower = _ascii_lower(v)
+        if lower in self.placeholders:
+            return True
+        if len(lower) >= self.mask_min_len and all(c in self.mask_chars for c in lower):
+            return True
+        if lower.startswith(self.template_prefixes):
+            return True
+        return _is_env_reference(v)
+
+    def is_small_number(self, value: bytes) -> bool:
+        v = value.strip(_WS)
+        whole, dot, frac = v.partition(b".")
+        return (
+            0 < len(whole) <= self.max_kept_digits
+            and whole.isdigit()
+            and (not dot or (len(frac) > 0 and frac.isdigit()))
+        )
+
+    def looks_generated(self, value: bytes) -> bool:
+        v = value.strip(_WS)
+        digit = any(_isdigit(b) for b in v)
+        symbol = any(b in b"!@#$%^&*+/=~|\\?" for b in v)
+        inner_upper = any(_isupper(b) for b in v[1:]) and any(_islower(b) for b in v)
+        return len(v) >= 16 or (digit and len(v) >= 4) or symbol or inner_upper
+
+    def kept(self, kind: str, value: bytes, quoted: bool) -> bool:
+        if self.is_placeholder(value):
+            return True
+        if not digits_are_secret(kind) and self.is_small_number(value):
+            return True
+        return not quoted and not digits_are_secret(kind) and not self.looks_generated(value)
+
+    def is_prose_stopword(self, word: bytes) -> bool:
+        w = word.strip(_WS)
+        if w and w[-1] in b".,!?:;":
+            w = w[:-1]
+        lower = _ascii_lower(w)
+        return lower in self.prose_stopwords or lower in self.placeholders
+
+
+_IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _is_env_reference(v: bytes) -> bool:
+    if v.startswith(b"$"):
+        return _IDENT.fullmatch(v, 1) is not None
+    if len(v) >= 2 and v[0] == v[-1] == 0x25:
+        return _IDENT.fullmatch(v, 1, len(v) - 1) is not None
+    return False
+
+
+# extend.rs ------------------------------------------------------------------------------------------
+def _escape_at(d: bytes, i: int) -> bool:
+    j = i
+    while j < len(d) and d[j] == 0x5C and j - i < 3:
+        j += 1
+    return j > i and j < len(d) and d[j] in b'nrt"'
+
+
+def _token_stop(b: int) -> bool:
+    return b in _WS or b in b"\"'`,;)]}>"
+
+
+def _clause_stop(b: int) -> bool:
+    return b in b"\n\r\"'`,;"
+
+
+def _ends_token(d: bytes, i: int, query: bool) -> bool:
+    b = d[i]
+    return _token_stop(b) or (query and b in b"&#") or (b == 0x5C and _escape_at(d, i))
+
+
+def _ends_word(d: bytes, i: int, query: bool) -> bool:
+    b = d[i]
+    return b in _WS or _clause_stop(b) or (query and b in b"&#") or (b == 0x5C and _escape_at(d, i))
+
+
+def _read_value(d: bytes, pos: int, clause: bool, query: bool) -> tuple[int, int, bool] | None:
+    """extend.rs read_value: (start, end, quoted)."""
+    n = len(d)
+    if pos >= n:
+        return None
+    limit = min(n, pos + _MAX_VALUE)
+    if d[pos] == 0x5C and pos + 1 < n and d[pos + 1] in b"\"'":
+        quote = d[pos + 1]
+        start = i = pos + 2
+        while i < limit and not (d[i] == 0x5C and i + 1 < n and d[i + 1] == quote) and d[i] != 0x0A:
+            i += 1
+        return (start, i, True) if i > start else None
+    if d[pos] in b"\"'`":
+        quote = d[pos]
+        start = i = pos + 1
+        while i < limit and d[i] != quote and d[i] != 0x0A:
+            i += 2 if d[i] == 0x5C and i + 1 < limit else 1
+        end = min(i, limit)
+        return (start, end, True) if end > start else None
+    if not clause:
+        i = pos
+        while i < limit and not _ends_token(d, i, query):
+            i += 1
+        while i > pos and d[i - 1] in b".:":
+            i -= 1
+        end = i
+    else:
+        i = end = pos
+        words = 0
+        while i < limit and words < _MAX_CLAUSE_WORDS:
+            word_start = i
+            if words > 0 and d[i] in b"([{<":
+                break
+            while i < limit and not _ends_word(d, i, query):
+                i += 1
+            if i == word_start:
+                break
+            words += 1
+            at_gap = i >= limit or d[i] in b" \t"
+            if d[i - 1] in b".!?" and (i >= n or d[i] in _WS):
+                end = i - 1 if d[i - 1] == 0x2E else i
+                break
+            end = i
+            if not at_gap:
+                break
+            while i < limit and d[i] in b" \t":
+                i += 1
+    return (pos, end, False) if end > pos else None
+
+
+def _key_byte(b: int) -> bool:
+    return _isalnum(b) or b in b"_.-"
+
+
+def _in_placeholder(d: bytes, at: int) -> bool:
+    """extend.rs in_placeholder."""
+    return at > 0 and d[at - 1] == 0x3A and d.endswith(_PLACEHOLDER_BYTES, 0, at)
+
+
+def _key_phrase_start(d: bytes, key_start: int) -> int:
+    """extend.rs key_phrase_start."""
+
+    def word_byte(b: int) -> bool:
+        return _isalnum(b) or b in b"_-"
+
+    start = key_start
+    for _ in range(2):
+        if start < 2 or d[start - 1] not in b" \t":
+            break
+        length = 0
+        while length < 32 and start - 2 - length >= 0 and word_byte(d[start - 2 - length]):
+            length += 1
+        word_start = start - 1 - length
+        if (
+            length == 0
+            or length == 32
+            or (word_start > 0 and (word_byte(d[word_start - 1]) or d[word_start - 1] == 0x2E))
+        ):
+            break
+        start = word_start
+    return start
+
+
+def _key_span(d: bytes, ms: int) -> tuple[int, int]:
+    """extend.rs key_span: the first run of key bytes from the match's start."""
+    start = ms
+    while start < len(d) and not _key_byte(d[start]):
+        start += 1
+    end = start
+    while end < len(d) and _key_byte(d[end]):
+        end += 1
+    return start, end
+
+
+def _assignment(
+    d: bytes, key: tuple[int, int], me: int, flag: bool, keys: _KeyPolicy, values: _ValuePolicy
+) -> tuple[int, int, str] | None:
+    """extend.rs assignment."""
+    if (not flag and key[0] > 0 and _key_byte(d[key[0] - 1])) or _in_placeholder(d, key[0]):
+        return None
+    kind = keys.classify(d[_key_phrase_start(d, key[0]) : key[1]])
+    if kind is None:
+        return None
+    value_at = me
+    colon = False
+    if not flag:
+        sep, nxt = d[me - 1], d[me] if me < len(d) else -1
+        if (sep == 0x3D and nxt in (0x3D, 0x7E)) or (sep == 0x3A and nxt == 0x3A):
+            return None
+        if (sep == 0x3D and nxt == 0x3E) or (sep == 0x3A and nxt == 0x3D):
+            value_at += 1
+        else:
+            colon = sep == 0x3A
+        blanks = 0
+        while blanks < 8 and value_at + blanks < len(d) and d[value_at + blanks] in b" \t":
+            blanks += 1
+        value_at += blanks
+    query = key[0] > 0 and d[key[0] - 1] in b"?&"
+    clause = kind == "PASSWORD" and colon and d[key[0]] != 0x2D
+    value = _read_value(d, value_at, clause, query)
+    if value is None:
+        return None
+    start, end, quoted = value
+    if quoted:
+        text = d[start:end]
+        for scheme in _SCHEMES:
+            if len(text) > len(scheme) and text[: len(scheme)].lower() == scheme:
+                rest = text[len(scheme) :]
+                gap = len(rest) - len(rest.lstrip(b" \t"))
+                if gap > 0 and len(scheme) + gap < len(text):
+                    start += len(scheme) + gap
+                break
+    text = d[start:end]
+    if flag and text.startswith(b"-"):
+        return None
+    if values.kept(kind, text, quoted or query):
+        return None
+    if clause and not quoted:
+        first = re.split(rb"[ \t]", text, maxsplit=1)[0]
+        if values.is_placeholder(first):
+            return None
+    return start, end, kind
+
+
+def _prose_key(d: bytes, ms: int) -> tuple[int, int]:
+    """extend.rs prose_key."""
+    start, end = _key_span(d, ms)
+    if end < len(d) and d[end] in b" \t":
+        s2, e2 = _key_span(d, end + 1)
+        if s2 == end + 1 and d[s2:e2].lower() in (b"key", b"token", b"secret"):
+            end = e2
+    return start, end
+
+
+def _looks_like_token(v: bytes) -> bool:
+    """extend.rs looks_like_token."""
+    letter = any(_isupper(b) or _islower(b) for b in v)
+    digit = any(_isdigit(b) for b in v)
+    return len(v) >= 20 or (len(v) >= 12 and letter and digit)
+
+
+def _prose(
+    d: bytes, ms: int, value_at: int, keys: _KeyPolicy, values: _ValuePolicy
+) -> tuple[int, int, str] | None:
+    """extend.rs prose."""
+    key = _prose_key(d, ms)
+    if (key[0] > 0 and (_isalnum(d[key[0] - 1]) or d[key[0] - 1] == 0x5F)) or _in_placeholder(d, key[0]):
+        return None
+    kind = keys.classify(d[key[0] : key[1]])
+    if kind is None:
+        return None
+    value = _read_value(d, value_at, d[key[0] : key[1]].lower().startswith(b"passphrase"), False)
+    if value is None:
+        return None
+    start, end, _quoted = value
+    text = d[start:end]
+    words = [w for w in re.split(rb"[ \t]", text) if w]
+    first = words[0] if words else b""
+    describes = values.is_prose_stopword(first) and (len(words) < 2 or values.is_prose_stopword(words[1]))
+    if describes or values.kept(kind, text, True):
+        return None
+    if not digits_are_secret(kind) and not _looks_like_token(text):
+        return None
+    return start, end, kind
+
+
+def _skip_separators(d: bytes, p: int) -> int:
+    n = len(d)
+    while p < n:
+        b = d[p]
+        if b in b" \t\r\n":
+            p += 1
+        elif b == 0x5C:
+            q = p
+            while q < n and d[q] == 0x5C and q - p < 3:
+                q += 1
+            if q < n and d[q] in b"nr":
+                p = q + 1
+            else:
+                break
+        else:
+            break
+    return p
+
+
+def _end_marker(d: bytes, p: int) -> int | None:
+    if not d.startswith(b"-----END", p):
+        return None
+    window = d[p : p + 80]
+    close = window.find(b"-----", 8)
+    if close < 0:
+        return None
+    label = window[8:close]
+    plain = all(_isupper(b) or _isdigit(b) or b == 0x20 for b in label)
+    return p + close + 5 if plain and (label.endswith(b"KEY") or label.endswith(b"KEY BLOCK")) else None
+
+
+def _header_line(d: bytes, p: int) -> tuple[int, bool] | None:
+    if p >= len(d) or not (_isupper(d[p]) or _islower(d[p])):
+        return None
+    name_len = next((k for k, b in enumerate(d[p : p + 48]) if not (_isalnum(b) or b == 0x2D)), None)
+    if (
+        name_len is None
+        or d[p + name_len : p + name_len + 1] != b":"
+        or d[p + name_len + 1 : p + name_len + 2] not in (b" ", b"\t")
+    ):
+        return None
+    i = p + name_len + 1
+    limit = min(len(d), p + 512)
+    while i < limit and d[i] not in b'\n\r"' and not (d[i] == 0x5C and _escape_at(d, i)):
+        i += 1
+    return i, d[p : p + name_len] == b"Private-MAC"
+
+
+_B64_RUN = re.compile(rb"[A-Za-z0-9+/=]*")
+
+
+def _key_block(d: bytes, start: int, body_at: int, putty: bool) -> int:
+    """extend.rs key_block."""
+    limit = min(len(d), start + _MAX_EXTENSION)
+    last = body_at
+    headers_allowed = True
+    while True:
+        p = _skip_separators(d, last)
+        if p >= limit:
+            break
+        end = _end_marker(d, p)
+        if end is not None:
+            if not putty:
+                last = min(end, limit)
+            break
+        if headers_allowed:
+            header = _header_line(d, p)
+            if header is not None:
+                last, mac = header
+                if mac:
+                    break
+                continue
+        run = min(_B64_RUN.match(d, p).end() - p, limit - p)  # type: ignore[union-attr]
+        if run == 0:
+            break
+        padded = d[p] == 0x3D or d[p + run - 1] == 0x3D
+        q = _skip_separators(d, p + run)
+        before_end = _end_marker(d, q) is not None or (putty and _header_line(d, q) is not None)
+        if run < 16 and not padded and not before_end:
+            break
+        last = p + run
+        headers_allowed = putty
+    return last
+
+
+def _extend_run(d: bytes, end: int, run: frozenset[int], inner: frozenset[int]) -> int:
+    limit = min(len(d), end + _MAX_EXTENSION)
+    i = end
+    while i < limit:
+        if d[i] in run:
+            i += 1
+        elif d[i] in inner and i + 1 < limit and d[i + 1] in run and i > 0 and d[i - 1] in run:
+            i += 1
+        else:
+            break
+    return i
+
+
+def _entropy(data: bytes) -> float:
+    """scan.rs entropy: the same operations in the same order, so the same float."""
+    if not data:
+        return 0.0
+    counts = [0] * 256
+    for b in data:
+        counts[b] += 1
+    n = float(len(data))
+    total = 0.0
+    for c in counts:
+        if c > 0:
+            p = c / n
+            total += -p * math.log2(p)
+    return total
+
+
+class _PyRule(NamedTuple):
+    id: str
+    kind: str | None
+    keywords: tuple[bytes, ...]
+    regex: re.Pattern[bytes]
+    secret_groups: tuple[int, ...]
+    boundary: frozenset[int]
+    entropy: float | None
+    digits: bool
+    placeholder: bool
+    generated: bool
+    mixed: bool
+    run: tuple[frozenset[int], frozenset[int]] | None
+    extend: str | None
+    near: tuple[re.Pattern[bytes], int, int] | None
+    line_context: tuple[bytes, ...]
+    url_check: bool
+    pii: bool
+
+
+def _max_width(pattern: re.Pattern[bytes]) -> int:
+    """The longest match a pattern describes (regex-syntax's maximum_len for these patterns)."""
+    return int(_sre_parse.parse(pattern.pattern, pattern.flags).getwidth()[1])
+
+
+# The assignment pattern starts with a run of key bytes; the core refuses a match whose key starts inside
+# a longer run (extend.rs assignment), and every such match ends inside the key's own separator, so
+# saying it in the pattern finds the same values. Python's backtracking needs it said: without it,
+# each position of a long run of key bytes costs ~100 steps (4.7 s for 256 KB of "key=AAAA...").
+_KEY_START = rb"(?<![A-Za-z0-9_.\-])"
+
+
+def _compile(rule: Mapping[str, Any]) -> _PyRule:
+    pattern = rule["pattern"].encode("ascii")
+    regex = re.compile(_KEY_START + pattern if rule.get("extend") == "assignment" else pattern)
+    secret_groups = tuple(sorted(i for name, i in regex.groupindex.items() if name.startswith("secret")))
+    run = (_byte_set(rule["run"]), _byte_set(rule.get("run_inner", "none"))) if "run" in rule else None
+    near = None
+    if "near" in rule:
+        near_re = re.compile(rule["near"].encode("ascii"))
+        near = (near_re, int(rule["near_within"]), _max_width(near_re))
+    return _PyRule(
+        id=rule["id"],
+        kind=None if rule["kind"] == "BY_KEY" else rule["kind"],
+        keywords=tuple(k.encode("ascii") for k in rule.get("keywords", [])),
+        regex=regex,
+        secret_groups=secret_groups,
+        boundary=_byte_set(rule.get("boundary", "word")),
+        entropy=rule.get("entropy"),
+        digits=rule.get("digits", False),
+        placeholder=rule.get("placeholder", False),
+        generated=rule.get("generated", False),
+        mixed=rule.get("mixed", False),
+        run=run,
+        extend=rule.get("extend"),
+        near=near,
+        line_context=tuple(w.encode("ascii") for w in rule.get("line_context", [])),
+        url_check=rule.get("check") == "url_password",
+        pii=rule.get("pii", False),
+    )
+
+
+_LINE_CONTEXT = 512
+
+
+def _inside_placeholder(d: bytes, at: int) -> bool:
+    """scan.rs inside_placeholder."""
+    i = d.find(
+        _PLACEHOLDER_BYTES,
+        max(0, at - len(_PLACEHOLDER_BYTES) - 48),
+        min(len(d), at + len(_PLACEHOLDER_BYTES)),
+    )
+    while 0 <= i < at:
+        if b"]" not in d[i + 1 : at]:
+            return True
+        i = d.find(_PLACEHOLDER_BYTES, i + 1, min(len(d), at + len(_PLACEHOLDER_BYTES)))
+    return False
+
+
+def _on_line_after(d: bytes, at: int, words: tuple[bytes, ...]) -> bool:
+    """scan.rs on_line_after."""
+    start = max(0, at - _LINE_CONTEXT)
+    line_start = max(d.rfind(b"\n", start, at), d.rfind(b"\r", start, at)) + 1
+    window = d[max(start, line_start) : at].lower()
+    return any(w in window for w in words)
+
+
+def _merge(found: list[tuple[int, int, int, str]]) -> list[tuple[int, int, int, str]]:
+    """scan.rs merge: overlaps become their union, named by the member of the first rule."""
+    found.sort(key=lambda f: (f[0], -f[1], f[2]))
+    out: list[list[Any]] = []
+    for start, end, rule, kind in found:
+        if out and start < out[-1][1]:
+            last = out[-1]
+            last[1] = max(last[1], end)
+            if rule < last[2]:
+                last[2], last[3] = rule, kind
+        else:
+            out.append([start, end, rule, kind])
+    return [(s, e, r, k) for s, e, r, k in out]
+
+
+def to_code_points(data: bytes, found: list[tuple[int, int, int, str]]) -> list[tuple[int, int, int, str]]:
+    """scan.rs Detector::to_code_points."""
+    if data.isascii():
+        return found
+    out = []
+    byte = cp = 0
+    for start, end, rule, kind in found:
+        cp += len(data[byte:start].translate(None, _CONTINUATION))
+        start_cp = cp - 1 if start < len(data) and 0x80 <= data[start] < 0xC0 else cp
+        cp += len(data[start:end].translate(None, _CONTINUATION))
+        byte = end
+        out.append((start_cp, cp, rule, kind))
+    return out
+
+
+class PyDetector:
+    """The pure-Python mirror of rust/scrub's Detector (scan.rs)."""
+
+    def __init__(self, catalogue: Mapping[str, Any]) -> None:
+        self.rules = [_compile(rule) for rule in catalogue["rules"]]
+        self.keys = _KeyPolicy(catalogue["keys"])
+        self.values = _ValuePolicy(catalogue["values"])
+
+    def scan(self, data: bytes, pii: bool) -> list[tuple[int, int, int, str]]:
+        lowered = data.lower()
+        found: list[tuple[int, int, int, str]] = []
+        for index, rule in enumerate(self.rules):
+            if rule.pii and not pii:
+                continue
+            if rule.keywords and not any(k in lowered for k in rule.keywords):
+                continue
+            self._scan_rule(index, rule, data, found)
+        return _merge(found)
+
+    def _scan_rule(self, index: int, rule: _PyRule, d: bytes, out: list[tuple[int, int, int, str]]) -> None:
+        """scan.rs scan_rule."""
+        at = 0
+        while at <= len(d):
+            m = rule.regex.search(d, at)
+            if m is None:
+                break
+            ms, me = m.span()
+            secret = next(((m.start(g), m.end(g)) for g in rule.secret_groups if m.start(g) >= 0), (ms, me))
+            verdict = self._judge(rule, d, ms, me, secret)
+            if verdict is not None:
+                start, end, kind = verdict
+                out.append((start, end, index, kind or rule.kind or "SECRET"))
+                at = max(end, me)
+            else:
+                at = secret[0] if secret[0] > ms else me
+            at = max(at, ms + 1)
+
+    def _judge(
+        self, rule: _PyRule, d: bytes, ms: int, me: int, secret: tuple[int, int]
+    ) -> tuple[int, int, str | None] | None:
+        """scan.rs judge."""
+        if _inside_placeholder(d, ms):
+            return None
+        if rule.line_context and not _on_line_after(d, ms, rule.line_context):
+            return None
+        start, end = secret
+        kind = None
+        if rule.extend in ("assignment", "flag"):
+            found = _assignment(d, _key_span(d, ms), me, rule.extend == "flag", self.keys, self.values)
+            if found is None:
+                return None
+            start, end, kind = found
+        elif rule.extend == "prose":
+            found = _prose(d, ms, me, self.keys, self.values)
+            if found is None:
+                return None
+            start, end, kind = found
+        elif rule.extend == "pem_block":
+            end = _key_block(d, start, me if d.startswith(b"-----BEGIN", ms) else start, False)
+        elif rule.extend == "putty_block":
+            end = _key_block(d, start, start, True)
+        if rule.near is None:
+            span = self._check(rule, d, start, end)
+            return None if span is None else (*span, kind)
+        near, within, width = rule.near
+        limit = min(len(d), me + within + width)
+        pos = me
+        while (m := near.search(d, pos, limit)) is not None:
+            gap = d[me : m.start()]
+            if m.start() > me + within or b"\n" in gap or b"\r" in gap or _PLACEHOLDER_BYTES in gap:
+                break
+            span = self._check(rule, d, m.start(), m.end())
+            if span is not None:
+                return (*span, kind)
+            pos = max(m.end(), m.start() + 1)
+        return None
+
+    def _check(self, rule: _PyRule, d: bytes, start: int, end: int) -> tuple[int, int] | None:
+        """scan.rs check."""
+        if rule.run is not None:
+            end = _extend_run(d, end, *rule.run)
+        at = d.find(_PLACEHOLDER_BYTES, start, max(start, end))
+        if at >= 0:
+            end = at
+        if _inside_placeholder(d, start):
+            return None
+        if end <= start:
+            return None
+        if (start > 0 and d[start - 1] in rule.boundary) or (end < len(d) and d[end] in rule.boundary):
+            return None
+        value = d[start:end]
+        if rule.digits and not any(_isdigit(b) for b in value):
+            return None
+        if rule.entropy is not None and _entropy(value) < rule.entropy:
+            return None
+        if rule.placeholder and self.values.is_placeholder(value):
+            return None
+        if rule.generated and not self.values.looks_generated(value):
+            return None
+        if rule.mixed and not (
+            any(_isupper(b) for b in value)
+            and any(_islower(b) for b in value)
+            and any(_isdigit(b) for b in value)
+        ):
+            return None
+        if rule.url_check:
+            digits = len(value) - len(value.lstrip(b"0123456789"))
+            if 1 <= digits <= 5 and value[digits : digits + 1] == b"/":
+                return None
+        return start, end

@@ -1,0 +1,497 @@
+//! Code that finds a secret's extent from a rule's match: a value after a credential-named key, a
+//! private key block's body, a token's long tail. Every loop here moves forward and stops within a
+//! fixed distance ([`MAX_VALUE`], [`MAX_EXTENSION`]), so an extension costs at most that many bytes.
+
+use super::catalogue::{ByteSet, MAX_EXTENSION};
+use super::keys::{KeyClass, KeyPolicy, ValuePolicy};
+use super::scan::PLACEHOLDER;
+
+/// The longest value read after a key.
+pub const MAX_VALUE: usize = 1024;
+/// The most words a passphrase runs to.
+pub const MAX_CLAUSE_WORDS: usize = 16;
+
+/// How a value after a key is read.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ValueMode {
+    /// One token: up to whitespace, a quote, `,` `;` or a closing bracket.
+    Token,
+    /// A clause: words up to a newline, `,` `;`, a quote or a sentence end (a passphrase).
+    Clause,
+}
+
+/// A value's extent.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Value {
+    pub start: usize,
+    pub end: usize,
+    pub quoted: bool,
+}
+
+/// A backslash escape of a newline, carriage return, tab or quote (`\n`, `\\n`, `\"`): the end of a value
+/// written inside a JSON string.
+fn escape_at(hay: &[u8], i: usize) -> bool {
+    let mut j = i;
+    while j < hay.len() && hay[j] == b'\\' && j - i < 3 {
+        j += 1;
+    }
+    j > i && j < hay.len() && matches!(hay[j], b'n' | b'r' | b't' | b'"')
+}
+
+fn token_stop(b: u8) -> bool {
+    b.is_ascii_whitespace() || b"\"'`,;)]}>".contains(&b)
+}
+
+fn clause_stop(b: u8) -> bool {
+    matches!(b, b'\n' | b'\r' | b'"' | b'\'' | b'`' | b',' | b';')
+}
+
+/// Whether the byte at `i` ends a token value (`query`: `&` and `#` too).
+fn ends_token(hay: &[u8], i: usize, query: bool) -> bool {
+    let b = hay[i];
+    token_stop(b) || (query && matches!(b, b'&' | b'#')) || (b == b'\\' && escape_at(hay, i))
+}
+
+/// Whether the byte at `i` ends a word of a clause.
+fn ends_word(hay: &[u8], i: usize, query: bool) -> bool {
+    let b = hay[i];
+    b.is_ascii_whitespace()
+        || clause_stop(b)
+        || (query && matches!(b, b'&' | b'#'))
+        || (b == b'\\' && escape_at(hay, i))
+}
+
+/// Read the value that starts at `pos`: a quoted string (its inside), else a token or a clause.
+/// `query`: the key is a URL query parameter, so `&` and `#` end the value too.
+pub fn read_value(hay: &[u8], pos: usize, mode: ValueMode, query: bool) -> Option<Value> {
+    if pos >= hay.len() {
+        return None;
+    }
+    let limit = hay.len().min(pos + MAX_VALUE);
+    // An escaped quote opens a string inside a JSON string: \"value\".
+    if hay[pos] == b'\\' && pos + 1 < hay.len() && matches!(hay[pos + 1], b'"' | b'\'') {
+        let quote = hay[pos + 1];
+        let start = pos + 2;
+        let mut i = start;
+        while i < limit
+            && !(hay[i] == b'\\' && i + 1 < hay.len() && hay[i + 1] == quote)
+            && hay[i] != b'\n'
+        {
+            i += 1;
+        }
+        return (i > start).then_some(Value {
+            start,
+            end: i,
+            quoted: true,
+        });
+    }
+    if matches!(hay[pos], b'"' | b'\'' | b'`') {
+        let quote = hay[pos];
+        let start = pos + 1;
+        let mut i = start;
+        while i < limit && hay[i] != quote && hay[i] != b'\n' {
+            i += if hay[i] == b'\\' && i + 1 < limit {
+                2
+            } else {
+                1
+            };
+        }
+        let end = i.min(limit);
+        return (end > start).then_some(Value {
+            start,
+            end,
+            quoted: true,
+        });
+    }
+    let end = match mode {
+        ValueMode::Token => {
+            let mut i = pos;
+            while i < limit && !ends_token(hay, i, query) {
+                i += 1;
+            }
+            // A sentence's full stop or colon is not part of the token.
+            while i > pos && matches!(hay[i - 1], b'.' | b':') {
+                i -= 1;
+            }
+            i
+        }
+        ValueMode::Clause => {
+            let mut i = pos;
+            let mut end = pos;
+            let mut words = 0;
+            while i < limit && words < MAX_CLAUSE_WORDS {
+                // One word.
+                let word_start = i;
+                if words > 0 && matches!(hay[i], b'(' | b'[' | b'{' | b'<') {
+                    break;
+                }
+                while i < limit && !ends_word(hay, i, query) {
+                    i += 1;
+                }
+                if i == word_start {
+                    break;
+                }
+                words += 1;
+                let at_gap = i >= limit || hay[i] == b' ' || hay[i] == b'\t';
+                if matches!(hay[i - 1], b'.' | b'!' | b'?')
+                    && (i >= hay.len() || hay[i].is_ascii_whitespace())
+                {
+                    // The sentence ends here; a full stop is not part of the passphrase.
+                    end = if hay[i - 1] == b'.' { i - 1 } else { i };
+                    break;
+                }
+                end = i;
+                if !at_gap {
+                    break;
+                }
+                // The gap to the next word: spaces and tabs only.
+                while i < limit && (hay[i] == b' ' || hay[i] == b'\t') {
+                    i += 1;
+                }
+            }
+            end
+        }
+    };
+    (end > pos).then_some(Value {
+        start: pos,
+        end,
+        quoted: false,
+    })
+}
+
+/// The key of a key rule's match at `ms`: the first run of key bytes (`[A-Za-z0-9_.-]`; a flag's
+/// leading blank is skipped, its dashes are part of the run and split away as words).
+pub fn key_span(hay: &[u8], ms: usize) -> (usize, usize) {
+    let key_byte = |b: &u8| b.is_ascii_alphanumeric() || b"_.-".contains(b);
+    let start = ms + hay[ms..].iter().take_while(|b| !key_byte(b)).count();
+    (
+        start,
+        start + hay[start..].iter().take_while(|b| key_byte(b)).count(),
+    )
+}
+
+/// Where the phrase a key ends starts: up to two words before it, each joined to the next by one
+/// blank (`API key:`, `seed phrase:`, `next page token:`), so the word before the final one is seen.
+fn key_phrase_start(hay: &[u8], key_start: usize) -> usize {
+    let word_byte = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-');
+    let mut start = key_start;
+    for _ in 0..2 {
+        if start < 2 || !matches!(hay[start - 1], b' ' | b'\t') {
+            break;
+        }
+        let len = hay[..start - 1]
+            .iter()
+            .rev()
+            .take(32)
+            .take_while(|b| word_byte(b))
+            .count();
+        let word_start = start - 1 - len;
+        // A whole word only: not the tail of a longer run, not a run that ends a sentence.
+        if len == 0
+            || len == 32
+            || (word_start > 0 && (word_byte(&hay[word_start - 1]) || hay[word_start - 1] == b'.'))
+        {
+            break;
+        }
+        start = word_start;
+    }
+    start
+}
+
+/// Whether `at` directly follows `[REDACTED:`: a key there is the kind of a placeholder this scrubber
+/// wrote, not a key.
+fn in_placeholder(hay: &[u8], at: usize) -> bool {
+    at > 0 && hay[at - 1] == b':' && hay[..at].ends_with(PLACEHOLDER)
+}
+
+/// Authorization schemes a quoted header value starts with (`"Bearer <token>"`): the token follows.
+const SCHEMES: [&[u8]; 6] = [b"bearer", b"basic", b"token", b"digest", b"ssws", b"apikey"];
+
+/// `KEY<sep>value` (or `--key value` when `flag`): the value, if the key is credential-named and the
+/// value is not one the policy keeps. `key` is the key's span; the match ends at the separator (`:` or
+/// `=`, which may go on as `:=` or `=>`), or, for a flag, after the blanks that follow it.
+/// A password after `:` runs to the end of its clause (`password: correct horse battery staple`);
+/// every other value is one token, or the inside of its quotes.
+pub fn assignment(
+    hay: &[u8],
+    key: (usize, usize),
+    me: usize,
+    flag: bool,
+    keys: &KeyPolicy,
+    values: &ValuePolicy,
+) -> Option<(usize, usize, KeyClass)> {
+    let key_byte = |b: u8| b.is_ascii_alphanumeric() || b"_.-".contains(&b);
+    // The key must start where its run of key characters starts (not inside a longer name), and not be
+    // the kind inside a placeholder this scrubber wrote ([REDACTED:PASSWORD]: ...).
+    if (!flag && key.0 > 0 && key_byte(hay[key.0 - 1])) || in_placeholder(hay, key.0) {
+        return None;
+    }
+    let class = keys.classify(&hay[key_phrase_start(hay, key.0)..key.1])?;
+    let mut value_at = me;
+    let mut colon = false;
+    if !flag {
+        let (sep, next) = (hay[me - 1], hay.get(me).copied());
+        // `password == x`, `token =~ re`, `key::x`: a comparison or a path, not an assignment.
+        if matches!((sep, next), (b'=', Some(b'=' | b'~')) | (b':', Some(b':'))) {
+            return None;
+        }
+        // `key => value` (PHP, Ruby) and `key := value` (Go): the separator's second byte.
+        if matches!((sep, next), (b'=', Some(b'>')) | (b':', Some(b'='))) {
+            value_at += 1;
+        } else {
+            colon = sep == b':';
+        }
+        let blanks = hay[value_at..]
+            .iter()
+            .take(8)
+            .take_while(|b| matches!(b, b' ' | b'\t'))
+            .count();
+        value_at += blanks;
+    }
+    let query = key.0 > 0 && matches!(hay[key.0 - 1], b'?' | b'&');
+    let clause = class == KeyClass::Password && colon && hay[key.0] != b'-';
+    let mode = if clause {
+        ValueMode::Clause
+    } else {
+        ValueMode::Token
+    };
+    let mut value = read_value(hay, value_at, mode, query)?;
+    if value.quoted {
+        let text = &hay[value.start..value.end];
+        if let Some(scheme) = SCHEMES
+            .iter()
+            .find(|s| text.len() > s.len() && text[..s.len()].eq_ignore_ascii_case(s))
+        {
+            let gap = text[scheme.len()..]
+                .iter()
+                .take_while(|b| **b == b' ' || **b == b'\t')
+                .count();
+            if gap > 0 && scheme.len() + gap < text.len() {
+                value.start += scheme.len() + gap;
+            }
+        }
+    }
+    let text = &hay[value.start..value.end];
+    if flag && text.first() == Some(&b'-') {
+        return None;
+    }
+    // A value in a URL's query (`?token=abc`) is machine-written: taken as the credential it names.
+    if values.kept(class, text, value.quoted || query) {
+        return None;
+    }
+    if mode == ValueMode::Clause && !value.quoted {
+        let first_end = text
+            .iter()
+            .position(|b| *b == b' ' || *b == b'\t')
+            .unwrap_or(text.len());
+        if values.is_placeholder(&text[..first_end]) {
+            return None;
+        }
+    }
+    Some((value.start, value.end, class))
+}
+
+/// The words a prose rule's key is: its first run of key bytes, and a following ` key`, ` token` or
+/// ` secret` (`API key`, `access token`).
+fn prose_key(hay: &[u8], ms: usize) -> (usize, usize) {
+    let (start, mut end) = key_span(hay, ms);
+    if end < hay.len() && matches!(hay[end], b' ' | b'\t') {
+        let (s2, e2) = key_span(hay, end + 1);
+        let next = hay[s2..e2].to_ascii_lowercase();
+        if s2 == end + 1 && matches!(next.as_slice(), b"key" | b"token" | b"secret") {
+            end = e2;
+        }
+    }
+    (start, end)
+}
+
+/// Whether a value in running text looks like a token: 20+ bytes, or 12+ with a letter and a digit
+/// (so "the key is Ctrl+Shift+P" and "the token is invalid" stay).
+fn looks_like_token(v: &[u8]) -> bool {
+    let letter = v.iter().any(u8::is_ascii_alphabetic);
+    let digit = v.iter().any(u8::is_ascii_digit);
+    v.len() >= 20 || (v.len() >= 12 && letter && digit)
+}
+
+/// `the password is X` (`passphrase was X Y Z`, `the PIN for the card is 4821`, `my API key is X`):
+/// X, unless it describes rather than reveals. A password or PIN is any word the policy does not keep;
+/// a token, secret or API key must look like one.
+pub fn prose(
+    hay: &[u8],
+    ms: usize,
+    value_at: usize,
+    keys: &KeyPolicy,
+    values: &ValuePolicy,
+) -> Option<(usize, usize, KeyClass)> {
+    let key = prose_key(hay, ms);
+    if key.0 > 0 && (hay[key.0 - 1].is_ascii_alphanumeric() || hay[key.0 - 1] == b'_')
+        || in_placeholder(hay, key.0)
+    {
+        return None;
+    }
+    let class = keys.classify(&hay[key.0..key.1])?;
+    let passphrase = hay[key.0..key.1]
+        .to_ascii_lowercase()
+        .starts_with(b"passphrase");
+    let mode = if passphrase {
+        ValueMode::Clause
+    } else {
+        ValueMode::Token
+    };
+    let value = read_value(hay, value_at, mode, false)?;
+    let text = &hay[value.start..value.end];
+    // "the password is stored in vault": a first word that describes (and, in a clause, a second one
+    // too: "stored in", "long and") says what the password is like, not what it is.
+    let mut words = text
+        .split(|b| *b == b' ' || *b == b'\t')
+        .filter(|w| !w.is_empty());
+    let first = words.next().unwrap_or_default();
+    let describes =
+        values.is_prose_stopword(first) && words.next().is_none_or(|w| values.is_prose_stopword(w));
+    if describes || values.kept(class, text, true) {
+        return None;
+    }
+    if !class.digits_are_secret() && !looks_like_token(text) {
+        return None;
+    }
+    Some((value.start, value.end, class))
+}
+
+/// Skip the separators between a key block's lines: spaces, tabs, CR/LF, and `\n` / `\r` escapes.
+fn skip_separators(hay: &[u8], mut p: usize) -> usize {
+    while p < hay.len() {
+        match hay[p] {
+            b' ' | b'\t' | b'\r' | b'\n' => p += 1,
+            b'\\' => {
+                let mut q = p;
+                while q < hay.len() && hay[q] == b'\\' && q - p < 3 {
+                    q += 1;
+                }
+                if q < hay.len() && matches!(hay[q], b'n' | b'r') {
+                    p = q + 1;
+                } else {
+                    break;
+                }
+            }
+            _ => break,
+        }
+    }
+    p
+}
+
+/// `-----END ... PRIVATE KEY-----` (or `KEY BLOCK-----`) at `p`: its end.
+fn end_marker(hay: &[u8], p: usize) -> Option<usize> {
+    let rest = hay.get(p..)?;
+    if !rest.starts_with(b"-----END") {
+        return None;
+    }
+    let window = &rest[..rest.len().min(80)];
+    let close = window[8..].windows(5).position(|w| w == b"-----")? + 8;
+    let label = &window[8..close];
+    let plain = label
+        .iter()
+        .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b' ');
+    (plain && (label.ends_with(b"KEY") || label.ends_with(b"KEY BLOCK"))).then_some(p + close + 5)
+}
+
+/// A `Name: value` header line at `p` (Proc-Type, DEK-Info, Version, Comment, PuTTY's fields): the
+/// end of the line and whether it is PuTTY's closing `Private-MAC`.
+fn header_line(hay: &[u8], p: usize) -> Option<(usize, bool)> {
+    let rest = &hay[p..];
+    if !rest.first()?.is_ascii_alphabetic() {
+        return None;
+    }
+    let name_len = rest
+        .iter()
+        .take(48)
+        .position(|b| !(b.is_ascii_alphanumeric() || *b == b'-'))?;
+    if rest.get(name_len) != Some(&b':')
+        || !rest
+            .get(name_len + 1)
+            .is_some_and(|b| *b == b' ' || *b == b'\t')
+    {
+        return None;
+    }
+    let mut i = p + name_len + 1;
+    let limit = hay.len().min(p + 512);
+    while i < limit
+        && !matches!(hay[i], b'\n' | b'\r' | b'"')
+        && !(hay[i] == b'\\' && escape_at(hay, i))
+    {
+        i += 1;
+    }
+    Some((i, &rest[..name_len] == b"Private-MAC"))
+}
+
+fn b64_run(hay: &[u8], p: usize) -> usize {
+    hay[p..]
+        .iter()
+        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
+        .count()
+}
+
+/// A private key block from `start`: past the header (`body_at`), its header lines and base64 lines up
+/// to the END marker, or, when truncated, to the last line that is still key material (a run of 16+
+/// base64 bytes, a padded run, or a short run right before the END marker), not the prose after it.
+/// Real newlines and `\n` escapes (a key inside a JSON string) both separate lines. `putty`: PuTTY's
+/// format, whose header lines come between base64 lines and which ends at `Private-MAC`.
+pub fn key_block(hay: &[u8], start: usize, body_at: usize, putty: bool) -> usize {
+    let limit = hay.len().min(start + MAX_EXTENSION);
+    let mut last = body_at;
+    let mut headers_allowed = true;
+    loop {
+        let p = skip_separators(hay, last);
+        if p >= limit {
+            break;
+        }
+        if let Some(end) = end_marker(hay, p) {
+            if !putty {
+                last = end.min(limit);
+            }
+            break;
+        }
+        if headers_allowed {
+            if let Some((end, mac)) = header_line(hay, p) {
+                last = end;
+                if mac {
+                    break;
+                }
+                continue;
+            }
+        }
+        let run = b64_run(hay, p).min(limit - p);
+        if run == 0 {
+            break;
+        }
+        let padded = hay[p] == b'=' || hay[p + run - 1] == b'=';
+        let before_end = {
+            let q = skip_separators(hay, p + run);
+            end_marker(hay, q).is_some() || (putty && header_line(hay, q).is_some())
+        };
+        if run < 16 && !padded && !before_end {
+            break;
+        }
+        last = p + run;
+        headers_allowed = putty;
+    }
+    last
+}
+
+/// Extend a token's end over `run` bytes (`inner` bytes only between two run bytes), at most
+/// [`MAX_EXTENSION`] past `end`.
+pub fn extend_run(hay: &[u8], end: usize, run: &ByteSet, inner: &ByteSet) -> usize {
+    let limit = hay.len().min(end + MAX_EXTENSION);
+    let mut i = end;
+    while i < limit {
+        let between = inner.contains(hay[i])
+            && i + 1 < limit
+            && run.contains(hay[i + 1])
+            && i > 0
+            && run.contains(hay[i - 1]);
+        if !run.contains(hay[i]) && !between {
+            break;
+        }
+        i += 1;
+    }
+    i
+}
