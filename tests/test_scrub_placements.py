@@ -30,7 +30,6 @@ import json
 import os
 import random
 import re
-import shutil
 import sqlite3
 import subprocess
 import sys
@@ -251,13 +250,13 @@ def scope_path_of(family: str, placement: str, owner: str) -> str:
 def op(label: Any, properties: Mapping[Any, Any] | None = None, **fields: Any) -> dict[str, Any]:
     props: dict[Any, Any] = {"memory_category": "configuration", "subject": "leakscan"}
     props.update(properties or {})
-    built: dict[str, Any] = {
+    built = {
         "action": "upsert_node",
         "layer": "semantic",
         "label": label,
         "properties": props,
+        "importance": 7,
     }
-    built["importance"] = 7
     built.update(fields)
     return built
 
@@ -448,10 +447,9 @@ class Run:
     returncode: int
     stdout: bytes
     stderr: bytes
-
-    def files(self) -> dict[str, bytes]:
-        """Every file the run left beside the database (db, -wal, -shm, anything else), as bytes."""
-        return {p.name: p.read_bytes() for p in sorted(self.directory.iterdir()) if p.is_file()}
+    #: Every file the run left beside the database (db, -wal, -shm, anything else), read the moment the
+    #: process exited: opening the database later (to read rows) would checkpoint a WAL away.
+    files: dict[str, bytes]
 
     def report(self) -> dict[str, Any] | None:
         if self.mode != "json":
@@ -482,7 +480,11 @@ def run_ingest(turns: Path, directory: Path, *, mode: str, extra: Sequence[str] 
             *extra,
         ]
     done = subprocess.run(argv, capture_output=True, env=cli_env(), timeout=CLI_TIMEOUT, check=False)
-    return Run(mode, directory, db, done.returncode, done.stdout, done.stderr)
+    return Run(mode, directory, db, done.returncode, done.stdout, done.stderr, directory_bytes(directory))
+
+
+def directory_bytes(directory: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir()) if p.is_file()}
 
 
 def masked(text: bytes | str, samples: Iterable[Sample], limit: int = 1500) -> str:
@@ -633,7 +635,7 @@ def hits_table(hits: Sequence[Hit], title: str) -> str:
 
 
 def store_haystacks(runs: Sequence[Run]) -> dict[str, bytes]:
-    return {f"{run.mode}:{name}": data for run in runs for name, data in run.files().items()}
+    return {f"{run.mode}:{name}": data for run in runs for name, data in run.files.items()}
 
 
 def report_haystacks(runs: Sequence[Run]) -> dict[str, bytes]:
@@ -777,8 +779,8 @@ def test_scanner_finds_planted_secrets_in_every_form(
     source = secret_runs["property_value"].runs[1]
     copy_dir = tmp_path / "planted"
     copy_dir.mkdir()
-    for name in source.files():
-        shutil.copy(source.directory / name, copy_dir / name)
+    for name, data in source.files.items():
+        (copy_dir / name).write_bytes(data)
     by_owner = {sample.owner: sample for sample in secret_runs["label_prose"].samples}
     planted = {
         "github_classic_pat": lambda s: s.encode(),
@@ -933,7 +935,7 @@ def test_wal_held_open_by_a_reader_holds_no_secret(tmp_path: Path) -> None:
         reader.execute("SELECT count(*) FROM sqlite_master").fetchone()  # holds a read snapshot
         run = run_ingest(write_jsonl(inputs / "all.jsonl", lines), directory, mode="json")
         check_run_is_real(run, samples)
-        files = run.files()
+        files = run.files
         wal = files.get("memory.sqlite-wal", b"")
         # The control: this run's rows are in the WAL bytes (and not yet in the main file).
         probe = marker_label("label_prose", "github_classic_pat").encode()
