@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_scrub_placements import cli_env
 
-ROOT = Path(__file__).resolve().parents[1]
 KB = 1024
 SIZES = (4 * KB, 16 * KB, 64 * KB, 256 * KB)
 GROWTH_LIMIT = 10.0  # per 4x step in size: linear is 4x, quadratic 16x; 10x leaves room for noise
@@ -209,7 +209,7 @@ def time_scrub(api: str, payloads: Sequence[str], *, timeout: float, stop_early:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env=child_env(),
+            env=cli_env(),
         )
         lines: queue.Queue[str | None] = queue.Queue()
 
@@ -249,12 +249,6 @@ def time_scrub(api: str, payloads: Sequence[str], *, timeout: float, stop_early:
         if child.returncode != 0 and not (timing.timed_out or stopped):
             timing.error = err or f"exit {child.returncode}"
     return timing
-
-
-def child_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "python"), env.get("PYTHONPATH")]))
-    return env
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -314,26 +308,25 @@ def test_scrub_properties_is_linear(name: str) -> None:
 # memdedup ingest of a turn with a 256 KB message (or property value)
 # ---------------------------------------------------------------------------------------------------
 def _turn(text: str, where: str) -> dict[str, Any]:
-    ops = [
-        {
-            "action": "upsert_node",
-            "layer": "semantic",
-            "label": "The pasted log was about the staging deploy",
-            "properties": {"memory_category": "fact", "subject": "staging"},
-            "importance": 6,
-        }
-    ]
+    properties = {"memory_category": "fact", "subject": "staging"}
+    op = {
+        "action": "upsert_node",
+        "layer": "semantic",
+        "label": "The pasted log was about the staging deploy",
+        "properties": properties,
+        "importance": 6,
+    }
     messages = [{"role": "user", "content": "see the log"}, {"role": "assistant", "content": "Reading it."}]
     if where == "message":
         messages[0]["content"] = text
     else:
-        ops[0]["properties"]["log"] = text
+        properties["log"] = text
     return {
         "scope": [{"kind": "org", "id": "leakscan"}, {"kind": "user", "id": "dana"}],
         "turn": 1,
         "provider": "openai",
         "messages": messages,
-        "output": json.dumps({"ops": ops}),
+        "output": json.dumps({"ops": [op]}),
     }
 
 
@@ -348,7 +341,7 @@ def _ingest_seconds(directory: Path, name: str, text: str, where: str) -> tuple[
             [sys.executable, "-m", "memdedup", "ingest", str(turns), "--db", str(db), "--json"],
             capture_output=True,
             text=True,
-            env=child_env(),
+            env=cli_env(),
             timeout=CLI_TIMEOUT,
         )
     except subprocess.TimeoutExpired:

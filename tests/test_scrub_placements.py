@@ -1036,51 +1036,53 @@ def _nested(text: str) -> dict[str, Any]:
     return {"hosts": [{"name": "web-1", "env": {"notes": text}}]}
 
 
+def _benign_turn(placement: str, case: str, text: str) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+    """The ops and messages that carry one benign text in one placement."""
+    messages = [{"role": "user", "content": f"benign {placement} {case}"}]
+    if placement == "label_prose":
+        return [op(_benign_label(text))], messages
+    if placement == "property_value":
+        return [op(f"benign value {case}", {"note": text})], messages
+    if placement == "nested_value":
+        return [op(f"benign nested {case}", {"deploy": _nested(text)})], messages
+    if placement == "key_name":
+        return [op(f"benign key {case}", {text: _KEY_VALUE})], messages
+    if placement == "chat_message":
+        messages = [
+            {"role": "user", "content": f"Note for later: {text}"},
+            {"role": "assistant", "content": f"Got it: {text}"},
+        ]
+        return [op(f"benign chat {case}")], messages
+    assert placement == "label_is_text", placement
+    return [op(text)], messages
+
+
 def benign_cases(placement: str) -> list[tuple[str, dict[str, Any]]]:
     """(case id, turn) for one placement; each case in its own scope."""
-    cases = []
+    cases: list[tuple[str, list[dict[str, Any]], list[dict[str, str]]]] = []
     if placement == "properties":
         for entry in BENIGN_PROPERTIES:
-            ops = [op(f"benign property set {entry['id']}", entry["properties"])]
-            cases.append((entry["id"], ops, None))
+            messages = [{"role": "user", "content": f"benign {placement} {entry['id']}"}]
+            cases.append(
+                (entry["id"], [op(f"benign property set {entry['id']}", entry["properties"])], messages)
+            )
     else:
         for entry in BENIGN_TEXTS:
-            if placement in entry.get("skip", ()):
-                continue
-            text, case = entry["text"], entry["id"]
-            messages = None
-            if placement == "label_prose":
-                ops = [op(_benign_label(text))]
-            elif placement == "property_value":
-                ops = [op(f"benign value {case}", {"note": text})]
-            elif placement == "nested_value":
-                ops = [op(f"benign nested {case}", {"deploy": _nested(text)})]
-            elif placement == "key_name":
-                ops = [op(f"benign key {case}", {text: _KEY_VALUE})]
-            elif placement == "chat_message":
-                ops = [op(f"benign chat {case}")]
-                messages = [
-                    {"role": "user", "content": f"Note for later: {text}"},
-                    {"role": "assistant", "content": f"Got it: {text}"},
-                ]
-            else:
-                ops = [op(text)]
-            cases.append((case, ops, messages))
-    turns = []
-    for case, ops, messages in cases:
-        turns.append(
-            (
-                case,
-                {
-                    "scope": scope_of("benign", placement, case),
-                    "turn": 1,
-                    "provider": "anthropic",
-                    "messages": messages or [{"role": "user", "content": f"benign {placement} {case}"}],
-                    "output": json.dumps({"ops": ops}),
-                },
-            )
+            if placement not in entry.get("skip", ()):
+                cases.append((entry["id"], *_benign_turn(placement, entry["id"], entry["text"])))
+    return [
+        (
+            case,
+            {
+                "scope": scope_of("benign", placement, case),
+                "turn": 1,
+                "provider": "anthropic",
+                "messages": messages,
+                "output": json.dumps({"ops": ops}),
+            },
         )
-    return turns
+        for case, ops, messages in cases
+    ]
 
 
 @pytest.fixture(scope="module")
