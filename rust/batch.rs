@@ -37,6 +37,46 @@ pub fn match_pairs(
     Ok(decided)
 }
 
+/// The seed's `DEDUP_PREFIX_LEN` and `DEDUP_QUERY_LIMIT`: replay's defaults.
+pub const DEFAULT_PREFIX_LEN: usize = 20;
+pub const DEFAULT_QUERY_LIMIT: usize = 20;
+
+/// The decision (reason and exact ratio, stored label first) of each `(stored, incoming)` pair of
+/// indices into `labels` (normalised), in parallel.
+pub fn pair_reasons(
+    labels: &[Text],
+    pairs: &[(u32, u32)],
+    p: &MatchParams,
+    cancel: &Cancel,
+) -> Result<Vec<crate::Decision>> {
+    if let Some(&(i, j)) = pairs
+        .iter()
+        .find(|&&(i, j)| i as usize >= labels.len() || j as usize >= labels.len())
+    {
+        return Err(Error::InvalidInput(format!(
+            "pair ({i}, {j}) is out of range for {} labels",
+            labels.len()
+        )));
+    }
+    let decided: Vec<crate::Decision> = pairs
+        .par_iter()
+        .map_init(
+            || PairDecider::with_cancel(cancel),
+            |d, &(i, j)| {
+                if cancel.is_cancelled() {
+                    return crate::Decision {
+                        reason: None,
+                        score: f64::NAN,
+                    };
+                }
+                d.decide(&labels[i as usize], &labels[j as usize], p)
+            },
+        )
+        .collect();
+    cancel.check()?;
+    Ok(decided)
+}
+
 /// Buffers for difflib ratios of one text against many: a thread's share of a matrix.
 #[derive(Default)]
 pub struct RatioScratch {
@@ -183,6 +223,62 @@ pub struct ReplayResult {
     pub outcome: Vec<Option<Outcome>>,
     /// The exact ratio (stored canonical first) for collapsed labels; NaN otherwise.
     pub score: Vec<f64>,
+}
+
+/// Labels for [`replay`] as a caller reads them: ASCII ones as their raw bytes, back to back
+/// (stripped and normalised later, in parallel), others stripped and normalised already.
+#[derive(Default)]
+pub struct ReplayInput {
+    bytes: Vec<u8>,
+    entries: Vec<ReplayEntry>,
+}
+
+enum ReplayEntry {
+    Ascii(usize, usize),
+    Texts(Text, Text),
+}
+
+impl ReplayInput {
+    /// An ASCII label as read.
+    pub fn push_ascii(&mut self, raw: &[u8]) -> Result<()> {
+        self.bytes.try_reserve(raw.len())?;
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(raw);
+        alloc::push(
+            &mut self.entries,
+            ReplayEntry::Ascii(start, self.bytes.len()),
+        )
+    }
+
+    /// A label as `str.strip()` and the normalisation give it.
+    pub fn push_texts(&mut self, stripped: Text, normalised: Text) -> Result<()> {
+        alloc::push(&mut self.entries, ReplayEntry::Texts(stripped, normalised))
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The stripped and the normalised labels, the ASCII ones computed in parallel.
+    pub fn into_texts(self, cancel: &Cancel) -> Result<(Vec<Text>, Vec<Text>)> {
+        let ReplayInput { bytes, entries } = self;
+        let (stripped, normalised): (Vec<Text>, Vec<Text>) = entries
+            .into_par_iter()
+            .map(|entry| match entry {
+                ReplayEntry::Ascii(start, end) if !cancel.is_cancelled() => {
+                    Text::stripped_and_normalised_ascii(&bytes[start..end])
+                }
+                ReplayEntry::Ascii(..) => (Text::default(), Text::default()),
+                ReplayEntry::Texts(stripped, normalised) => (stripped, normalised),
+            })
+            .unzip();
+        cancel.check()?;
+        Ok((stripped, normalised))
+    }
 }
 
 /// Replays writes in input order: each label is looked up as `find_canonical_node` does against a

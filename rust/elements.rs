@@ -21,6 +21,10 @@ pub trait Elements {
     /// How many items there are.
     fn len(&self) -> usize;
 
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// Whether item `i` is of the kind the table takes (the bindings: exactly `str`, or exactly
     /// `bytes`, whose hash and `==` run no Python code). Coding stops at the first that is not.
     fn admits(&self, i: usize) -> bool;

@@ -201,7 +201,7 @@ pub fn join_groups(
     labels: &[Text],
     params: &MatchParams,
     cancel: &Cancel,
-) -> Result<(Vec<u32>, Vec<(u32, u32)>)> {
+) -> Result<(Vec<u32>, GroupPairs)> {
     let (of, pairs, _) = join_groups_with_stats(labels, params, cancel)?;
     Ok((of, pairs))
 }
@@ -211,11 +211,14 @@ pub fn join_groups_with_stats(
     labels: &[Text],
     params: &MatchParams,
     cancel: &Cancel,
-) -> Result<(Vec<u32>, Vec<(u32, u32)>, JoinStats)> {
+) -> Result<(Vec<u32>, GroupPairs, JoinStats)> {
     let (joined, stats) = join_groups_in(labels, params, Mode::Auto, cancel)?;
     let pairs = joined.explicit_group_pairs(cancel)?;
     Ok((joined.group_of_label, pairs, stats))
 }
+
+/// Ordered group pairs `(stored group, incoming group)`.
+pub type GroupPairs = Vec<(u32, u32)>;
 
 /// The join's answer on groups of identical labels, to count and expand into label pairs
 /// ([`Joined::pair_count`], [`Joined::expand_into`]) wherever the caller keeps them.
@@ -343,13 +346,13 @@ impl Joined {
             if self.empty[g] {
                 continue;
             }
-            for h in 0..ngroups {
+            for (h, (&last_h, &empty_h)) in last.iter().zip(&self.empty).enumerate() {
                 let realised = if g == h {
                     size[g] >= 2
                 } else {
-                    first[g] < last[h]
+                    first[g] < last_h
                 };
-                if !self.empty[h] && realised {
+                if !empty_h && realised {
                     alloc::push(&mut out, (g as u32, h as u32))?;
                 }
             }
@@ -1528,6 +1531,9 @@ fn coarse_filter_run(x: Hists, ys: HistRun, need: usize, hits: &mut Vec<u32>) ->
 /// [`coarse_filter_run`] eight labels a step: two labels per 256-bit register (one `min`, one `sad`
 /// for both), the partial sums packed into 16-bit fields (each at most 16 x 255 = 4080), added, and
 /// compared with `need` at once.
+///
+/// # Safety
+/// The CPU must support AVX2. (The loads stay inside `hx` and `ys`: see below.)
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn coarse_filter_run_avx2(x: Hists, ys: HistRun, need: usize, hits: &mut [u32]) -> usize {
@@ -1544,18 +1550,29 @@ unsafe fn coarse_filter_run_avx2(x: Hists, ys: HistRun, need: usize, hits: &mut 
         hits[n] = k as u32;
         n += (hist_overlap(fx, &fys[k]) as usize >= need) as usize;
     };
-    let x = _mm256_broadcastsi128_si256(_mm_loadu_si128(hx.as_ptr().cast()));
+    // SAFETY: a coarse histogram is 16 bytes, the width of the load.
+    let x = _mm256_broadcastsi128_si256(unsafe { _mm_loadu_si128(hx.as_ptr().cast()) });
     let z = _mm256_setzero_si256();
     let needv = _mm256_set1_epi16(need as i16);
     let octs = ys.len() / 8;
     for o in 0..octs {
-        let p = ys.as_ptr().add(8 * o).cast::<__m256i>();
+        // SAFETY: histograms 8o..8o + 8 (16 bytes each) lie inside `ys` (o < len / 8): four
+        // loads of 32 bytes from its 8o-th cover exactly them.
+        let [y0, y1, y2, y3] = unsafe {
+            let p = ys.as_ptr().add(8 * o).cast::<__m256i>();
+            [
+                _mm256_loadu_si256(p),
+                _mm256_loadu_si256(p.add(1)),
+                _mm256_loadu_si256(p.add(2)),
+                _mm256_loadu_si256(p.add(3)),
+            ]
+        };
         // Register r holds labels 2r (low half) and 2r + 1 (high half); sad leaves each label's
         // sum in two 64-bit lanes of its half.
-        let s0 = _mm256_sad_epu8(_mm256_min_epu8(x, _mm256_loadu_si256(p)), z);
-        let s1 = _mm256_sad_epu8(_mm256_min_epu8(x, _mm256_loadu_si256(p.add(1))), z);
-        let s2 = _mm256_sad_epu8(_mm256_min_epu8(x, _mm256_loadu_si256(p.add(2))), z);
-        let s3 = _mm256_sad_epu8(_mm256_min_epu8(x, _mm256_loadu_si256(p.add(3))), z);
+        let s0 = _mm256_sad_epu8(_mm256_min_epu8(x, y0), z);
+        let s1 = _mm256_sad_epu8(_mm256_min_epu8(x, y1), z);
+        let s2 = _mm256_sad_epu8(_mm256_min_epu8(x, y2), z);
+        let s3 = _mm256_sad_epu8(_mm256_min_epu8(x, y3), z);
         let packed = _mm256_or_si256(
             _mm256_or_si256(s0, _mm256_slli_epi64(s1, 16)),
             _mm256_or_si256(_mm256_slli_epi64(s2, 32), _mm256_slli_epi64(s3, 48)),

@@ -42,28 +42,31 @@ enum LabelView {
 }
 
 impl LabelBatch {
-    /// An ASCII label as read (not normalised yet).
-    pub fn push_ascii(&mut self, raw: &[u8]) {
+    /// An ASCII label as read (not normalised yet). Grows fallibly: a batch read from an endless
+    /// iterator runs out of memory with an error.
+    pub fn push_ascii(&mut self, raw: &[u8]) -> Result<()> {
         debug_assert!(raw.is_ascii());
+        self.bytes.try_reserve(raw.len())?;
         let start = self.bytes.len();
         self.bytes.extend_from_slice(raw);
-        self.views.push(LabelView::Ascii(start, self.bytes.len()));
+        alloc::push(&mut self.views, LabelView::Ascii(start, self.bytes.len()))
     }
 
     /// A normalised label.
-    pub fn push_normalised(&mut self, text: Text) {
+    pub fn push_normalised(&mut self, text: Text) -> Result<()> {
         let view = match text {
             Text::Narrow(v) => {
+                self.bytes.try_reserve(v.len())?;
                 let start = self.bytes.len();
                 self.bytes.extend_from_slice(&v);
                 LabelView::Normalised(start, self.bytes.len())
             }
             wide => {
-                self.wide.push(wide);
+                alloc::push(&mut self.wide, wide)?;
                 LabelView::Wide(self.wide.len() - 1)
             }
         };
-        self.views.push(view);
+        alloc::push(&mut self.views, view)
     }
 
     pub fn len(&self) -> usize {
@@ -270,10 +273,11 @@ mod tests {
         let mut b = LabelBatch::default();
         for s in labels {
             if s.is_ascii() {
-                b.push_ascii(s.as_bytes());
+                b.push_ascii(s.as_bytes()).unwrap();
             } else {
                 // Test labels are lower-case already: collapse only.
-                b.push_normalised(Text::from_text(s).collapse_lowered());
+                b.push_normalised(Text::from_text(s).collapse_lowered())
+                    .unwrap();
             }
         }
         b
@@ -343,7 +347,7 @@ mod tests {
                 m.matches(&a.collapse_lowered(), &b.collapse_lowered(), &p) as u8
             })
             .collect();
-        assert!(expected.iter().any(|&x| x == 1) && expected.iter().any(|&x| x == 0));
+        assert!(expected.contains(&1) && expected.contains(&0));
         let whole = match_pairs(&batch(&stored), &batch(&incoming), &p, &Cancel::never());
         assert_eq!(whole.unwrap(), expected);
         for workers in [0, 1, 3] {

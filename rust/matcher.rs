@@ -2093,6 +2093,9 @@ fn has_avx2() -> bool {
 /// Performance notes: the anchor rows of a label pair's first range compare ~5 blocks of 16 columns
 /// a row, three compares each with `runs_only`; with 32 a step, half the blocks
 /// (`examples/bench_pairs.rs` under callgrind, one round: 10.65M -> 10.20M instructions).
+///
+/// # Safety
+/// The CPU must support AVX2. (Every load reads a bounds-checked slice.)
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn each_byte_match_avx2(
@@ -2115,11 +2118,14 @@ unsafe fn each_byte_match_avx2(
         // `b_bytes` holds FRONT_PAD bytes before `b` and DENSE_PAD (32) after it: the 32 bytes
         // from any column c - 1, c or c + 1 (c < len(b)) are inside.
         let at = FRONT_PAD + c;
-        let v = _mm256_loadu_si256(b_bytes[at..at + 32].as_ptr().cast());
+        // SAFETY: each load reads the 32 bytes of a bounds-checked slice.
+        let v = unsafe { _mm256_loadu_si256(b_bytes[at..at + 32].as_ptr().cast()) };
         let mut hits = _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, x)) as u32;
         if runs_only && hits != 0 {
-            let left = _mm256_loadu_si256(b_bytes[at - 1..at + 31].as_ptr().cast());
-            let right = _mm256_loadu_si256(b_bytes[at + 1..at + 33].as_ptr().cast());
+            // SAFETY: as above.
+            let left = unsafe { _mm256_loadu_si256(b_bytes[at - 1..at + 31].as_ptr().cast()) };
+            // SAFETY: as above.
+            let right = unsafe { _mm256_loadu_si256(b_bytes[at + 1..at + 33].as_ptr().cast()) };
             let before = _mm256_movemask_epi8(_mm256_cmpeq_epi8(left, above)) as u32;
             let after = _mm256_movemask_epi8(_mm256_cmpeq_epi8(right, below)) as u32;
             hits &= before | after;
@@ -2155,6 +2161,9 @@ const LANE_ROWS_MAX: usize = 255;
 /// label pairs, examples/bench_pairs.rs). An earlier version tested every row against the best so
 /// far and searched the row when it beat it; perf put a third of this function's time on that
 /// branch, which depends on the text and mispredicts.
+///
+/// # Safety
+/// The CPU must support AVX2. (The loads past the asserts below stay inside `bytes` and `a`.)
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn dense_rows_avx2<const N: usize, const TRANSPOSED: bool>(
@@ -2178,7 +2187,8 @@ unsafe fn dense_rows_avx2<const N: usize, const TRANSPOSED: bool>(
     let zero = _mm256_setzero_si256();
     let mut bv = [zero; N];
     for (k, v) in bv.iter_mut().enumerate() {
-        *v = _mm256_loadu_si256(bytes.as_ptr().add(32 * k).cast());
+        // SAFETY: `bytes` holds at least 32 * N bytes (asserted above): 32 from 32 * k are inside.
+        *v = unsafe { _mm256_loadu_si256(bytes.as_ptr().add(32 * k).cast()) };
     }
     // Lanes past the range (in the last vector only) never feed lower lanes; they are masked out of
     // the per-column bests after the last row.
@@ -2191,7 +2201,8 @@ unsafe fn dense_rows_avx2<const N: usize, const TRANSPOSED: bool>(
     let mut first_row = [zero; N];
     let mut row = zero;
     for i in alo..ahi {
-        let x = _mm256_set1_epi8(*a.get_unchecked(i) as i8);
+        // SAFETY: i < ahi <= a.len() (asserted above).
+        let x = _mm256_set1_epi8(unsafe { *a.get_unchecked(i) } as i8);
         for k in 0..N {
             // prev shifted up one byte across the whole vector, the byte below it carried in
             // (prev[k - 1] is still the previous row's: cur overwrites prev in descending k).
@@ -2229,7 +2240,8 @@ unsafe fn dense_rows_avx2<const N: usize, const TRANSPOSED: bool>(
             if hits != 0 {
                 let lane = hits.trailing_zeros() as usize;
                 let mut offsets = [0u8; 32];
-                _mm256_storeu_si256(offsets.as_mut_ptr().cast(), first_row[k]);
+                // SAFETY: stores 32 bytes into a local array of 32.
+                unsafe { _mm256_storeu_si256(offsets.as_mut_ptr().cast(), first_row[k]) };
                 let (end_i, end_j) = (alo + offsets[lane] as usize, blo + 32 * k + lane);
                 return (end_i + 1 - size, end_j + 1 - size, size);
             }
@@ -2259,7 +2271,7 @@ unsafe fn dense_rows_avx2<const N: usize, const TRANSPOSED: bool>(
 /// The largest byte of `v`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn hmax_epu8(v: std::arch::x86_64::__m256i) -> u8 {
+fn hmax_epu8(v: std::arch::x86_64::__m256i) -> u8 {
     use std::arch::x86_64::*;
     let mut m = _mm_max_epu8(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
     m = _mm_max_epu8(m, _mm_srli_si128(m, 8));
@@ -2272,7 +2284,7 @@ unsafe fn hmax_epu8(v: std::arch::x86_64::__m256i) -> u8 {
 /// The smallest byte of `v`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn hmin_epu8(v: std::arch::x86_64::__m256i) -> u8 {
+fn hmin_epu8(v: std::arch::x86_64::__m256i) -> u8 {
     use std::arch::x86_64::*;
     // Each step folds the upper half of what is left onto the lower; the zeros the shifts bring in
     // land above it and never reach byte 0.

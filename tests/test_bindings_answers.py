@@ -54,7 +54,7 @@ def test_the_issue_case() -> None:
 @settings(max_examples=400)
 @given(
     st.lists(
-        st.one_of(st.sampled_from(FORMAT_CHARS + ["\ud800", "\udc80", " ", "\u3000", "."]), ANY_CHAR),
+        st.one_of(st.sampled_from([*FORMAT_CHARS, "\ud800", "\udc80", " ", "\u3000", "."]), ANY_CHAR),
         max_size=12,
     ).map("".join)
 )
@@ -167,7 +167,12 @@ def test_replay_strips_with_the_subclass_method() -> None:
 
     # str() of a str subclass is an exact str: only a label whose __str__ returns the subclass gives
     # the reference a text with its own strip().
-    labels = [Label("xx uses pytest and ruff xx", Strips), "uses pytest and ruff", Label("xxx", Strips), "  x  "]
+    labels = [
+        Label("xx uses pytest and ruff xx", Strips),
+        "uses pytest and ruff",
+        Label("xxx", Strips),
+        "  x  ",
+    ]
     expected = _reference.replay(labels, [0] * 4)
     got = impl.replay(labels, [0] * 4)
     assert got[0] == expected[0] and got[1] == expected[1]

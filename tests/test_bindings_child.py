@@ -108,7 +108,9 @@ print("alive", flush=True)
     try:
         assert proc.stdout is not None
         first = proc.stdout.readline()
-        assert first.strip() == "start", first + proc.stdout.read() + (proc.stderr.read() if proc.stderr else "")
+        assert first.strip() == "start", (
+            first + proc.stdout.read() + (proc.stderr.read() if proc.stderr else "")
+        )
         time.sleep(delay)
         proc.send_signal(signal.SIGINT)
         sent = time.monotonic()

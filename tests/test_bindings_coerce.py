@@ -19,6 +19,7 @@ from collections.abc import Callable
 from decimal import Decimal
 from difflib import SequenceMatcher
 from fractions import Fraction
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -103,16 +104,14 @@ class Check:
 def pairwise(threshold: Any, min_chars: Any) -> None:
     check = Check(threshold, min_chars)
     kw = check.kw
-    for a, b in PAIRS + [(b, a) for a, b in PAIRS]:
-        check(lambda: impl.labels_match(a, b, **kw), lambda: seed_labels_match(a, b, **kw))
-        check(lambda: impl.match_reason(a, b, **kw), lambda: seed_match_reason(a, b, **kw))
+    for a, b in [*PAIRS, *[(b, a) for a, b in PAIRS]]:
+        check(partial(impl.labels_match, a, b, **kw), partial(seed_labels_match, a, b, **kw))
+        check(partial(impl.match_reason, a, b, **kw), partial(seed_match_reason, a, b, **kw))
     for incoming in LABELS[:6]:
-        mask = lambda: [seed_labels_match(c, incoming, **kw) for c in LABELS]  # noqa: E731
-        check(lambda: impl.match_mask(incoming, LABELS, **kw), mask)
-        check(
-            lambda: impl.match_first(incoming, LABELS, **kw),
-            lambda: next((k for k, hit in enumerate(mask()) if hit), None),
-        )
+        mask = [seed_labels_match(c, incoming, **kw) for c in LABELS] if check.error is None else []
+        check(partial(impl.match_mask, incoming, LABELS, **kw), lambda mask=mask: mask)
+        first = next((k for k, hit in enumerate(mask) if hit), None)
+        check(partial(impl.match_first, incoming, LABELS, **kw), lambda first=first: first)
 
 
 def core_pairs(raw: bytes) -> list[list[int]]:
@@ -139,13 +138,15 @@ def batched(threshold: Any, min_chars: Any) -> None:
     pairs = list(itertools.combinations(range(len(LABELS)), 2))
     check(
         lambda: impl.pair_reasons(LABELS, pairs, **kw)[0],
-        lambda: [(lambda r: r[0] if r else None)(seed_match_reason(LABELS[i], LABELS[j], **kw)) for i, j in pairs],
+        lambda: [
+            (lambda r: r[0] if r else None)(seed_match_reason(LABELS[i], LABELS[j], **kw)) for i, j in pairs
+        ],
     )
     check(lambda: batch.clusters(LABELS, **kw).reason, lambda: _clusters_reference(LABELS, **kw))
 
 
 def _clusters_reference(labels: list[str], **kw: Any) -> list[str]:
-    canonical, via = _reference.clusters(len(labels), _reference.join(labels, **kw))
+    _, via = _reference.clusters(len(labels), _reference.join(labels, **kw))
     reason = ["new"] * len(labels)
     for j, v in enumerate(via):
         if v is not None:
@@ -176,7 +177,12 @@ def test_min_chars_batch(min_chars: Any) -> None:
 
 @pytest.mark.parametrize(
     ("threshold", "min_chars"),
-    [(Fraction(17, 20), 15.5), (Decimal("0.8"), Fraction(33, 2)), (np.float32(0.85), np.float32(15.5)), (True, 16.0)],
+    [
+        (Fraction(17, 20), 15.5),
+        (Decimal("0.8"), Fraction(33, 2)),
+        (np.float32(0.85), np.float32(15.5)),
+        (True, 16.0),
+    ],
     ids=ids,
 )
 def test_both_at_once(threshold: Any, min_chars: Any) -> None:

@@ -44,12 +44,23 @@ __all__ = [
 _RUST = IMPLEMENTATION == "rust"
 
 
-def _check_threshold(threshold: float) -> float:
-    if isinstance(threshold, bool) or not isinstance(threshold, int | float):
-        raise InputTypeError(f"threshold must be a number, not {type(threshold).__name__}")
-    if math.isnan(threshold):
-        raise InvalidInputError("threshold must not be NaN")
-    return float(threshold)
+# `threshold` (and `cdist`'s `score_cutoff`) and `min_chars` go to the backend as they were given:
+# the contract compares `ratio >= threshold` and `len(shorter) >= min_chars` with whatever was
+# passed, so any number Python can compare that way (an int of any size, a float, NaN, a bool, a
+# Fraction, a Decimal, a numpy scalar) decides exactly as Python's `>=` does. The Rust core
+# reduces each once, exactly, and refuses what Python cannot compare (`InputTypeError`).
+
+
+def _check_threshold(threshold: Any) -> Any:
+    """A threshold for a whole-table run (the CLI, ``memdedup.dask``): a number in [0, 1], returned as
+    given (NaN, or anything Python cannot compare with a float, is refused)."""
+    try:
+        in_range = bool(0.0 <= threshold <= 1.0)
+    except TypeError as exc:
+        raise InputTypeError(f"threshold must be a number, not {type(threshold).__name__}") from exc
+    if not in_range:
+        raise InvalidInputError(f"threshold must lie in [0, 1], not {threshold}")
+    return threshold
 
 
 def match_first(
@@ -78,7 +89,6 @@ def match_pairs(
     once every label is read. In the Rust core a label's ``__str__`` that shortens the lists raises
     ``IndexError``.
     """
-    threshold = _check_threshold(threshold)
     if len(stored) != len(incoming):
         raise InvalidInputError(f"stored has {len(stored)} labels but incoming has {len(incoming)}")
     # Lists go as they are: copying one touches every str (a cache miss each in a large batch),
@@ -120,11 +130,12 @@ def cdist(
     ``workers`` is accepted for rapidfuzz compatibility; the pool is rayon's (``RAYON_NUM_THREADS``).
     """
     del workers
-    cutoff = 0.0 if score_cutoff is None else _check_threshold(score_cutoff)
+    cutoff = 0.0 if score_cutoff is None else score_cutoff
     queries, choices = list(queries), list(choices)
     if _RUST:
+        # A bytearray filled in place: numpy views it writable, without a copy.
         raw = _impl.cdist(queries, choices, autojunk=autojunk, cutoff=cutoff, normalise=normalise)
-        return np.frombuffer(raw, dtype=np.float64).reshape(len(queries), len(choices)).copy()
+        return np.frombuffer(raw, dtype=np.float64).reshape(len(queries), len(choices))
     prep = _reference.normalise_label if normalise else (lambda s: s)
     out = np.zeros((len(queries), len(choices)))
     for i, q in enumerate(queries):
@@ -145,8 +156,9 @@ def extract(
     """The best ``limit`` choices by exact ratio ``ratio(query, choice)``, as ``(choice, score, key)``
     (key: the index, or the mapping's key, e.g. a memory id), best first, ties in input order."""
     keys, values = _choices(choices)
-    scores = cdist([query], values, score_cutoff=score_cutoff, normalise=normalise)[0]
-    cutoff = 0.0 if score_cutoff is None else float(score_cutoff)
+    scores = cdist([query], values, score_cutoff=score_cutoff, normalise=normalise)[0].tolist()
+    # Compared as Python compares a float with the cutoff (exactly, for a Fraction or a Decimal).
+    cutoff = 0.0 if score_cutoff is None else score_cutoff
     order = sorted(
         (k for k in range(len(values)) if scores[k] >= cutoff and (score_cutoff is None or scores[k] > 0)),
         key=lambda k: -scores[k],
@@ -215,7 +227,6 @@ def replay(
     ``guards`` (off by default): a candidate must also pass :func:`memdedup.guards.guards_allow`. A
     guarded replay runs in Python (:func:`memdedup.guards.replay_guarded`), several times slower.
     """
-    threshold = _check_threshold(threshold)
     if prefix_len < 0 or query_limit < 0:
         raise InvalidInputError("prefix_len and query_limit must not be negative")
     labels = list(labels)
@@ -250,7 +261,6 @@ def join(
     """Every pair ``(i, j)``, ``i < j``, in the same scope, with ``labels_match(labels[i], labels[j])``
     and no prefix gate: exactly what brute force returns, as an ``(n_pairs, 2)`` int64 array sorted by
     ``(i, j)``. ``guards`` (off by default) drops the pairs :func:`memdedup.guards.guards_allow` blocks."""
-    threshold = _check_threshold(threshold)
     labels = list(labels)
     parts = _partitions(len(labels), scopes, None)
     groups: dict[int, list[int]] = {}
@@ -495,8 +505,6 @@ def dedup_table(
     import time
 
     threshold = _check_threshold(threshold)
-    if not 0.0 <= threshold <= 1.0:
-        raise InvalidInputError(f"threshold must lie in [0, 1], not {threshold}")
     start = time.perf_counter()
     if mode == "replay":
         r = replay(
