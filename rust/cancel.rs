@@ -142,8 +142,8 @@ pub struct Ticks {
 impl Drop for Ticks {
     fn drop(&mut self) {
         if let Some((ticker, shared)) = self.watched.take() {
-            if let Ok(mut list) = ticker.watched.lock() {
-                list.retain(|(w, _)| !Weak::ptr_eq(w, &shared));
+            if let Ok(mut state) = ticker.state.lock() {
+                state.watched.retain(|(w, _)| !Weak::ptr_eq(w, &shared));
             }
         }
     }
@@ -155,23 +155,40 @@ impl Ticks {
             return Ticks { watched: None };
         };
         let weak = Arc::downgrade(shared);
-        match ticker.watched.lock() {
-            Ok(mut list) => list.push((weak.clone(), every)),
+        match ticker.state.lock() {
+            Ok(mut state) => {
+                state.watched.push((weak.clone(), every));
+                if state.idle {
+                    ticker.wake.notify_one();
+                }
+            }
             Err(_) => return Ticks { watched: None },
         }
-        ticker.wake.notify_one();
         Ticks {
             watched: Some((ticker, weak)),
         }
     }
 }
 
-/// One thread per process that ticks the handles being watched; it sleeps on a condition variable
-/// while there are none.
+/// One thread per process that ticks the handles being watched. With none, it goes on ticking
+/// for [`TICKER_GRACE`] (so calls in a row register with a lock, not a wake-up), then sleeps on a
+/// condition variable.
 struct Ticker {
-    watched: Mutex<Vec<(Weak<Shared>, Duration)>>,
+    state: Mutex<TickerState>,
     wake: Condvar,
 }
+
+struct TickerState {
+    watched: Vec<(Weak<Shared>, Duration)>,
+    /// Asleep on the condition variable: a new handle must wake it.
+    idle: bool,
+}
+
+/// How long the ticker goes on after the last handle is dropped.
+const TICKER_GRACE: Duration = Duration::from_millis(200);
+
+/// The tick interval while the ticker runs with no handle.
+const IDLE_TICK: Duration = Duration::from_millis(5);
 
 /// The ticker and the process it was started in (a forked child starts its own).
 static TICKER: Mutex<Option<(u32, Arc<Ticker>)>> = Mutex::new(None);
@@ -186,7 +203,10 @@ impl Ticker {
             }
         }
         let ticker = Arc::new(Ticker {
-            watched: Mutex::new(Vec::new()),
+            state: Mutex::new(TickerState {
+                watched: Vec::new(),
+                idle: false,
+            }),
             wake: Condvar::new(),
         });
         let runs = ticker.clone();
@@ -200,24 +220,32 @@ impl Ticker {
     }
 
     fn run(&self) {
+        let mut busy = std::time::Instant::now();
         loop {
             let every = {
-                let Ok(mut list) = self.watched.lock() else {
+                let Ok(mut state) = self.state.lock() else {
                     return;
                 };
-                while list.is_empty() {
-                    list = match self.wake.wait(list) {
-                        Ok(list) => list,
-                        Err(_) => return,
-                    };
+                if state.watched.is_empty() && busy.elapsed() >= TICKER_GRACE {
+                    state.idle = true;
+                    while state.watched.is_empty() {
+                        state = match self.wake.wait(state) {
+                            Ok(state) => state,
+                            Err(_) => return,
+                        };
+                    }
+                    state.idle = false;
                 }
-                list.iter().map(|&(_, every)| every).min()
+                if !state.watched.is_empty() {
+                    busy = std::time::Instant::now();
+                }
+                state.watched.iter().map(|&(_, every)| every).min()
             };
-            std::thread::sleep(every.unwrap_or(Duration::from_millis(5)));
-            let Ok(list) = self.watched.lock() else {
+            std::thread::sleep(every.unwrap_or(IDLE_TICK));
+            let Ok(state) = self.state.lock() else {
                 return;
             };
-            for (weak, _) in list.iter() {
+            for (weak, _) in state.watched.iter() {
                 if let Some(shared) = weak.upgrade() {
                     let _ = shared
                         .state

@@ -12,32 +12,43 @@
 use crate::matcher::BSide;
 
 /// The items of one sequence, as the table reads them.
+///
+/// An item is read once by index ([`Elements::item`]) and handed to the other methods; it
+/// borrows the sequence, so none can be held across [`Elements::poll`] (which takes it mutably):
+/// the bindings' items are objects a list keeps alive only while no Python code runs.
 pub trait Elements {
     /// What the table keeps of a distinct element (the bindings: a reference to the object).
     type Kept;
     /// A failure to hash or compare (the bindings: a Python exception).
     type Error;
+    /// One item, as read from the sequence.
+    type Item<'a>: Copy
+    where
+        Self: 'a;
 
-    /// How many items there are.
+    /// How many items there are (read again after each poll).
     fn len(&self) -> usize;
 
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    /// Whether item `i` is of the kind the table takes (the bindings: exactly `str`, or exactly
+    /// Item `i` (below `len()`).
+    fn item(&self, i: usize) -> Self::Item<'_>;
+
+    /// Whether an item is of the kind the table takes (the bindings: exactly `str`, or exactly
     /// `bytes`, whose hash and `==` run no Python code). Coding stops at the first that is not.
-    fn admits(&self, i: usize) -> bool;
+    fn admits(&self, item: Self::Item<'_>) -> bool;
 
-    /// The hash of item `i` (admitted). Equal items must hash equally, for every sequence coded
+    /// The hash of an admitted item. Equal items must hash equally, for every sequence coded
     /// against one table.
-    fn hash(&self, i: usize) -> Result<u64, Self::Error>;
+    fn hash(&self, item: Self::Item<'_>) -> Result<u64, Self::Error>;
 
-    /// Whether item `i` (admitted) equals `kept`, an element of equal hash.
-    fn equal(&self, kept: &Self::Kept, i: usize) -> Result<bool, Self::Error>;
+    /// Whether an admitted item equals `kept`, an element of equal hash.
+    fn equal(&self, kept: &Self::Kept, item: Self::Item<'_>) -> Result<bool, Self::Error>;
 
-    /// Keep item `i`: the first occurrence of a distinct element.
-    fn keep(&self, i: usize) -> Self::Kept;
+    /// Keep an item: the first occurrence of a distinct element.
+    fn keep(&self, item: Self::Item<'_>) -> Self::Kept;
 
     /// Whether hashing reads each item's data, not only its header: items are then prefetched.
     fn reads_data(&self) -> bool {
@@ -51,7 +62,7 @@ pub trait Elements {
     fn prefetch_kept(&self, _kept: &Self::Kept) {}
 
     /// Called every [`POLL_ITEMS`] items between items: the bindings check for signals here
-    /// (which may run Python code, so no item is held across it).
+    /// (which may run Python code, and change the sequence: its length is read again).
     fn poll(&mut self) -> Result<(), Self::Error> {
         Ok(())
     }
@@ -108,11 +119,12 @@ impl<K> ElementTable<K> {
             if prefetch {
                 items.prefetch(i + PREFETCH_AHEAD);
             }
-            if !items.admits(i) {
+            let item = items.item(i);
+            if !items.admits(item) {
                 return Ok(None);
             }
-            let hash = items.hash(i)?;
-            ids.push(match table.find(items, i, hash)? {
+            let hash = items.hash(item)?;
+            ids.push(match table.find(items, item, hash)? {
                 Ok(id) => {
                     counts[id as usize] += 1;
                     id
@@ -120,7 +132,7 @@ impl<K> ElementTable<K> {
                 Err(slot) => {
                     let id = table.elems.len() as u32;
                     table.slots[slot] = (hash as u32, id);
-                    table.elems.push(items.keep(i));
+                    table.elems.push(items.keep(item));
                     counts.push(1);
                     id
                 }
@@ -134,13 +146,13 @@ impl<K> ElementTable<K> {
         &self.elems
     }
 
-    /// `Ok(id)` of the element equal to item `i` (hash `hash`), else `Err(slot)`: the free slot
+    /// `Ok(id)` of the element equal to `item` (hash `hash`), else `Err(slot)`: the free slot
     /// where it would go.
     #[inline(always)]
-    fn find<E: Elements<Kept = K>>(
+    fn find<'a, E: Elements<Kept = K>>(
         &self,
-        items: &E,
-        i: usize,
+        items: &'a E,
+        item: E::Item<'a>,
         hash: u64,
     ) -> Result<Result<u32, usize>, E::Error> {
         let mask = self.slots.len() - 1;
@@ -150,7 +162,8 @@ impl<K> ElementTable<K> {
             if id == EMPTY_SLOT {
                 return Ok(Err(at));
             }
-            if slot_hash == hash as u32 && equal_out_of_line(items, &self.elems[id as usize], i)? {
+            if slot_hash == hash as u32 && equal_out_of_line(items, &self.elems[id as usize], item)?
+            {
                 return Ok(Ok(id));
             }
             at = (at + 1) & mask;
@@ -213,19 +226,20 @@ impl<K> ElementTable<K> {
                             items.prefetch_kept(&self.elems[ahead as usize]);
                         }
                     }
-                    if !items.admits(i) {
+                    let item = items.item(i);
+                    if !items.admits(item) {
                         return Ok(None);
                     }
                     if let Some(&guess) = b_ids.get(next) {
-                        if items.equal(&self.elems[guess as usize], i)? {
+                        if items.equal(&self.elems[guess as usize], item)? {
                             codes.push(guess);
                             next += 1;
                             hits += 1;
                             continue;
                         }
                     }
-                    let hash = items.hash(i)?;
-                    codes.push(match self.find(items, i, hash)? {
+                    let hash = items.hash(item)?;
+                    codes.push(match self.find(items, item, hash)? {
                         Ok(id) => {
                             next = after_first(id, next);
                             id
@@ -234,8 +248,8 @@ impl<K> ElementTable<K> {
                     });
                 }
             } else {
-                let admitted = self.each_hashed(items, start..end, |table, i, hash| {
-                    codes.push(match table.find(items, i, hash)? {
+                let admitted = self.each_hashed(items, start..end, |table, item, hash| {
+                    codes.push(match table.find(items, item, hash)? {
                         Ok(id) if b_ids.get(next) == Some(&id) => {
                             hits += 1;
                             next += 1;
@@ -266,16 +280,16 @@ impl<K> ElementTable<K> {
     /// misses overlap), each hash's slot prefetched as it is read, then `f` on the block; when
     /// hashing reads the items' data, the items a block ahead are prefetched too.
     #[inline(always)]
-    fn each_hashed<E: Elements<Kept = K>>(
+    fn each_hashed<'a, E: Elements<Kept = K>>(
         &self,
-        items: &E,
+        items: &'a E,
         range: std::ops::Range<usize>,
-        mut f: impl FnMut(&Self, usize, u64) -> Result<(), E::Error>,
+        mut f: impl FnMut(&Self, E::Item<'a>, u64) -> Result<(), E::Error>,
     ) -> Result<bool, E::Error> {
         const BLOCK: usize = 16;
         let prefetch_ahead = items.reads_data();
         let mask = self.slots.len() - 1;
-        let mut block = [(0usize, 0u64); BLOCK];
+        let mut block: [Option<(E::Item<'a>, u64)>; BLOCK] = [None; BLOCK];
         let mut start = range.start;
         while start < range.end {
             let len = BLOCK.min(range.end - start);
@@ -284,15 +298,16 @@ impl<K> ElementTable<K> {
                 if prefetch_ahead {
                     items.prefetch(i + BLOCK);
                 }
-                if !items.admits(i) {
+                let item = items.item(i);
+                if !items.admits(item) {
                     return Ok(false);
                 }
-                let hash = items.hash(i)?;
+                let hash = items.hash(item)?;
                 prefetch_slot(&self.slots[hash as usize & mask]);
-                *entry = (i, hash);
+                *entry = Some((item, hash));
             }
-            for &(i, hash) in &block[..len] {
-                f(self, i, hash)?;
+            for &(item, hash) in block[..len].iter().flatten() {
+                f(self, item, hash)?;
             }
             start += len;
         }
@@ -303,8 +318,12 @@ impl<K> ElementTable<K> {
 /// [`Elements::equal`] kept out of line: `find` compares only on equal hashes, and inlined there
 /// too the diffs measured 1-3% slower (docs/perf.md).
 #[inline(never)]
-fn equal_out_of_line<E: Elements>(items: &E, kept: &E::Kept, i: usize) -> Result<bool, E::Error> {
-    items.equal(kept, i)
+fn equal_out_of_line<'a, E: Elements>(
+    items: &'a E,
+    kept: &E::Kept,
+    item: E::Item<'a>,
+) -> Result<bool, E::Error> {
+    items.equal(kept, item)
 }
 
 /// Ask the CPU to load the cache line holding `slot` (a hint: no effect elsewhere than x86_64).
@@ -337,6 +356,10 @@ mod tests {
     impl Elements for Lines<'_> {
         type Kept = String;
         type Error = ();
+        type Item<'a>
+            = Option<&'a str>
+        where
+            Self: 'a;
 
         fn len(&self) -> usize {
             if self.shrink_at_poll && self.polls > 0 {
@@ -345,19 +368,22 @@ mod tests {
                 self.items.len()
             }
         }
-        fn admits(&self, i: usize) -> bool {
-            self.items[i].is_some()
+        fn item(&self, i: usize) -> Option<&str> {
+            self.items[i]
         }
-        fn hash(&self, i: usize) -> Result<u64, ()> {
+        fn admits(&self, item: Option<&str>) -> bool {
+            item.is_some()
+        }
+        fn hash(&self, item: Option<&str>) -> Result<u64, ()> {
             let mut h = std::collections::hash_map::DefaultHasher::new();
-            self.items[i].hash(&mut h);
+            item.hash(&mut h);
             Ok(h.finish() % 7) // collisions on purpose
         }
-        fn equal(&self, kept: &String, i: usize) -> Result<bool, ()> {
-            Ok(self.items[i] == Some(kept.as_str()))
+        fn equal(&self, kept: &String, item: Option<&str>) -> Result<bool, ()> {
+            Ok(item == Some(kept.as_str()))
         }
-        fn keep(&self, i: usize) -> String {
-            self.items[i].unwrap_or_default().to_string()
+        fn keep(&self, item: Option<&str>) -> String {
+            item.unwrap_or_default().to_string()
         }
         fn poll(&mut self) -> Result<(), ()> {
             self.polls += 1;

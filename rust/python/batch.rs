@@ -174,29 +174,50 @@ pub fn cdist<'py>(
     cutoff: Threshold,
     normalise: bool,
 ) -> PyResult<Bound<'py, PyByteArray>> {
-    let read = |seq: &Bound<'py, PyAny>| collect(seq, |x| Ok((cdist_item(&x, normalise)?, x)));
-    let (q, c) = (read(queries)?, read(choices)?);
-    let texts = |items: &[(Option<Text>, Bound<'py, PyAny>)]| -> Vec<Text> {
-        items
-            .iter()
-            .map(|(t, _)| t.clone().unwrap_or_default())
-            .collect()
+    // The texts, and the str subclasses apart (with their positions): difflib decides their cells.
+    let read = |seq: &Bound<'py, PyAny>| -> PyResult<(Vec<Text>, ffi::IndexedAny<'py>)> {
+        let mut odd = Vec::new();
+        let mut k = 0;
+        let texts = collect(seq, |x| {
+            let text = cdist_item(&x, normalise)?;
+            if text.is_none() {
+                odd.push((k, x));
+            }
+            k += 1;
+            Ok(text.unwrap_or_default())
+        })?;
+        Ok((texts, odd))
     };
-    let (q_texts, c_texts) = (texts(&q), texts(&c));
-    let cells =
-        crate::alloc::product(q.len(), c.len(), "the ratio matrix").map_err(|e| to_pyerr(py, e))?;
+    let (q_texts, q_odd) = read(queries)?;
+    let (c_texts, c_odd) = read(choices)?;
+    let (nq, nc) = (q_texts.len(), c_texts.len());
+    let cells = crate::alloc::product(nq, nc, "the ratio matrix").map_err(|e| to_pyerr(py, e))?;
     let (matrix, ()) = ffi::filled_bytearray::<f64, ()>(py, cells, |out| {
         run_pool(py, |cancel| {
             crate::batch::cdist_into(&q_texts, &c_texts, autojunk, cutoff.0, out, cancel)
         })?;
-        // Cells with a str subclass: difflib's ratio, compared with the cutoff as the core does.
-        for (i, (qt, qx)) in q.iter().enumerate() {
-            for (j, (ct, cx)) in c.iter().enumerate() {
-                if qt.is_none() || ct.is_none() {
-                    let r = super::core::ratio(py, qx, cx, autojunk)?;
-                    out[i * c.len() + j] = if r >= cutoff.0 { r } else { 0.0 };
-                }
-            }
+        if q_odd.is_empty() && c_odd.is_empty() {
+            return Ok(());
+        }
+        // Cells with a str subclass: difflib's ratio, compared with the cutoff as the core does
+        // (the other side, an exact str, as the str of its text).
+        let item = |odd: &[(usize, Bound<'py, PyAny>)], texts: &[Text], k: usize| match odd
+            .iter()
+            .find(|(at, _)| *at == k)
+        {
+            Some((_, x)) => Ok(x.clone()),
+            None => super::text::to_pystring(py, &texts[k]).map(Bound::into_any),
+        };
+        let odd_rows = q_odd
+            .iter()
+            .flat_map(|&(i, _)| (0..nc).map(move |j| (i, j)));
+        let odd_columns = c_odd
+            .iter()
+            .flat_map(|&(j, _)| (0..nq).map(move |i| (i, j)));
+        for (i, j) in odd_rows.chain(odd_columns) {
+            let (q, c) = (item(&q_odd, &q_texts, i)?, item(&c_odd, &c_texts, j)?);
+            let r = super::core::ratio(py, &q, &c, autojunk)?;
+            out[i * nc + j] = if r >= cutoff.0 { r } else { 0.0 };
         }
         Ok(())
     })?;

@@ -204,10 +204,22 @@ pub fn str_of_char(py: Python<'_>, c: u32) -> PyResult<Bound<'_, PyString>> {
 ///
 /// # Safety
 /// `s` must be a live exact str.
-#[inline]
+#[inline(always)]
 unsafe fn str_len_in_place(s: *mut ffi::PyObject) -> Option<usize> {
-    // SAFETY: the caller's promise.
-    unsafe { units(s) }.map(|(kind, data)| data.len() / kind as usize)
+    // SAFETY: the caller's promise; before 3.12 the length is read only once the str is ready.
+    #[cfg(memdedup_layout)]
+    unsafe {
+        #[cfg(not(Py_3_12))]
+        if ffi::PyUnicode_IS_READY(s) == 0 {
+            return None;
+        }
+        Some(ffi::PyUnicode_GET_LENGTH(s) as usize)
+    }
+    #[cfg(not(memdedup_layout))]
+    {
+        let _ = s;
+        None
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -319,6 +331,9 @@ pub fn read_labels_into<'py>(
 /// Strs with their indices in the sequence they came from.
 pub type Indexed<'py> = Vec<(usize, Bound<'py, PyString>)>;
 
+/// Objects with their indices in the sequence they came from.
+pub type IndexedAny<'py> = Vec<(usize, Bound<'py, PyAny>)>;
+
 /// `get_close_matches`' candidates: the possibilities (an exact list or tuple) whose length
 /// passes difflib's length test against a word of `word_len` (`real_quick_ratio() >= cutoff`),
 /// with their indices, each with a reference of its own; None when some possibility is not an
@@ -343,22 +358,40 @@ pub fn close_match_candidates<'py>(
         }
         _ => seq,
     };
-    let items: Vec<*mut ffi::PyObject> = if let Ok(list) = seq.cast_exact::<PyList>() {
-        // SAFETY: a list we hold; nothing runs while the borrowed items are collected and read
-        // below (types and lengths read in place, references taken: no Python code).
-        (0..list.len())
-            .map(|i| unsafe { list_item(list.as_ptr(), i) })
-            .collect()
+    // The items, borrowed: a list's (or tuple's) own array, read in one pass in which no Python
+    // code runs (types and lengths read in place, references taken).
+    let (items, len) = if let Ok(list) = seq.cast_exact::<PyList>() {
+        (list.as_ptr(), list.len())
     } else if let Ok(tuple) = seq.cast_exact::<PyTuple>() {
-        tuple.iter_borrowed().map(|item| item.as_ptr()).collect()
+        (tuple.as_ptr(), tuple.len())
     } else {
         return Ok(None);
+    };
+    let is_list = seq.is_exact_instance_of::<PyList>();
+    // SAFETY: a list or tuple we hold; `i < len`, its length when the pass began (nothing in the
+    // pass can change it).
+    let item = |i: usize| unsafe {
+        #[cfg(memdedup_layout)]
+        let tuple_item = ffi::PyTuple_GET_ITEM;
+        #[cfg(not(memdedup_layout))]
+        let tuple_item = ffi::PyTuple_GetItem;
+        if is_list {
+            list_item(items, i)
+        } else {
+            tuple_item(items, i as ffi::Py_ssize_t)
+        }
     };
     let py = seq.py();
     let admits = |len: usize| crate::close::length_admits(len, word_len, cutoff);
     let mut kept = Vec::new();
     let mut unread = Vec::new();
-    for (index, &item) in items.iter().enumerate() {
+    for index in 0..len {
+        #[cfg(memdedup_layout)]
+        if index + PREFETCH_AHEAD < len {
+            // In a large list the strs lie scattered in memory: a cache miss each, overlapped.
+            prefetch_object(item(index + PREFETCH_AHEAD));
+        }
+        let item = item(index);
         if item.is_null() {
             return Ok(None);
         }
@@ -422,6 +455,10 @@ pub struct Lines<'a, 'py> {
     /// The length when the lines were made or last polled: a list's length changes only when
     /// Python code runs, which happens only in `poll` (where this is read again).
     len: usize,
+    /// Where the items are (a list's item array, a tuple's inline one), read with `len`: a
+    /// list's array moves only when Python code changes the list.
+    #[cfg(memdedup_layout)]
+    base: *const *mut ffi::PyObject,
     is_str: bool,
     hashing: Hashing,
 }
@@ -455,10 +492,12 @@ impl<'a, 'py> Lines<'a, 'py> {
             seq,
             is_list,
             len: 0,
+            #[cfg(memdedup_layout)]
+            base: std::ptr::null(),
             is_str: true,
             hashing: Hashing::Python,
         };
-        lines.len = lines.live_len();
+        lines.read_len();
         match like {
             Some(kind) => (lines.is_str, lines.hashing) = (kind.is_str, kind.hashing),
             None => {
@@ -477,18 +516,27 @@ impl<'a, 'py> Lines<'a, 'py> {
         }
     }
 
-    /// The current length of the list or tuple.
-    fn live_len(&self) -> usize {
+    /// Read the length of the list or tuple (and where its items are) again.
+    fn read_len(&mut self) {
         let seq = self.seq.as_ptr();
-        // SAFETY: a list or tuple we hold.
-        let len = unsafe {
-            if self.is_list {
+        // SAFETY: a list or tuple we hold; a list's item array and a tuple's inline one are read
+        // as CPython lays them out.
+        unsafe {
+            let len = if self.is_list {
                 ffi::PyList_Size(seq)
             } else {
                 ffi::PyTuple_Size(seq)
+            };
+            self.len = len.max(0) as usize;
+            #[cfg(memdedup_layout)]
+            {
+                self.base = if self.is_list {
+                    (*seq.cast::<ffi::PyListObject>()).ob_item
+                } else {
+                    (*seq.cast::<ffi::PyTupleObject>()).ob_item.as_ptr()
+                };
             }
-        };
-        len.max(0) as usize
+        }
     }
 
     /// Item `i`, borrowed (null at or past the length).
@@ -501,22 +549,20 @@ impl<'a, 'py> Lines<'a, 'py> {
         if i >= self.len {
             return std::ptr::null_mut();
         }
-        let (seq, i) = (self.seq.as_ptr(), i as ffi::Py_ssize_t);
         // SAFETY: a list or tuple we hold, and `i` below its length: a tuple's never changes, and
-        // a list's changes only when Python code runs, which happens only in `poll`, where
-        // `self.len` is read again.
+        // a list's (and where its items are) only when Python code runs, which happens only in
+        // `poll`, where both are read again.
         unsafe {
             #[cfg(memdedup_layout)]
-            let item = if self.is_list {
-                ffi::PyList_GET_ITEM(seq, i)
-            } else {
-                ffi::PyTuple_GET_ITEM(seq, i)
-            };
+            let item = *self.base.add(i);
             #[cfg(not(memdedup_layout))]
-            let item = if self.is_list {
-                ffi::PyList_GetItem(seq, i)
-            } else {
-                ffi::PyTuple_GetItem(seq, i)
+            let item = {
+                let (seq, i) = (self.seq.as_ptr(), i as ffi::Py_ssize_t);
+                if self.is_list {
+                    ffi::PyList_GetItem(seq, i)
+                } else {
+                    ffi::PyTuple_GetItem(seq, i)
+                }
             };
             item
         }
@@ -524,7 +570,12 @@ impl<'a, 'py> Lines<'a, 'py> {
 
     #[inline(always)]
     fn kind_at(&self, i: usize) -> Kind {
-        let item = self.item(i);
+        Self::kind_of(self.item(i))
+    }
+
+    /// The kind of a live item (or null).
+    #[inline(always)]
+    fn kind_of(item: *mut ffi::PyObject) -> Kind {
         if item.is_null() {
             return Kind::Other;
         }
@@ -603,29 +654,75 @@ enum Kind {
 #[cfg(all(memdedup_layout, not(Py_3_14)))]
 #[inline(always)]
 unsafe fn str_equal(x: *mut ffi::PyObject, y: *mut ffi::PyObject) -> Option<bool> {
-    // SAFETY: the caller's promise.
-    let (kx, ux) = unsafe { units(x) }?;
-    // SAFETY: as above.
-    let (ky, uy) = unsafe { units(y) }?;
-    Some(kx == ky && ux == uy)
+    // SAFETY: the caller's promise; the headers are compared first (most unequal lines differ in
+    // length), and the units read only for ready strs of one length and kind.
+    unsafe {
+        #[cfg(not(Py_3_12))]
+        if ffi::PyUnicode_IS_READY(x) == 0 || ffi::PyUnicode_IS_READY(y) == 0 {
+            return None;
+        }
+        let len = ffi::PyUnicode_GET_LENGTH(x) as usize;
+        let kind = ffi::PyUnicode_KIND(x);
+        if len != ffi::PyUnicode_GET_LENGTH(y) as usize || kind != ffi::PyUnicode_KIND(y) {
+            return Some(false);
+        }
+        let bytes = len * kind as usize;
+        let (px, py) = (
+            ffi::PyUnicode_DATA(x).cast::<u8>(),
+            ffi::PyUnicode_DATA(y).cast::<u8>(),
+        );
+        Some(std::slice::from_raw_parts(px, bytes) == std::slice::from_raw_parts(py, bytes))
+    }
 }
+
+/// An item of [`Lines`]: a borrowed object, valid while the lines are borrowed (the table cannot
+/// poll, which may run Python code, while it holds one).
+#[derive(Clone, Copy)]
+pub struct LineItem<'a>(*mut ffi::PyObject, std::marker::PhantomData<&'a ()>);
 
 impl Elements for Lines<'_, '_> {
     type Kept = Py<PyAny>;
     type Error = PyErr;
+    type Item<'b>
+        = LineItem<'b>
+    where
+        Self: 'b;
 
     fn len(&self) -> usize {
         self.len
     }
 
     #[inline(always)]
-    fn admits(&self, i: usize) -> bool {
-        self.kind_at(i) == if self.is_str { Kind::Str } else { Kind::Bytes }
+    fn item(&self, i: usize) -> LineItem<'_> {
+        LineItem(Lines::item(self, i), std::marker::PhantomData)
     }
 
     #[inline(always)]
-    fn hash(&self, i: usize) -> PyResult<u64> {
-        let item = self.item(i);
+    fn admits(&self, item: LineItem<'_>) -> bool {
+        let item = item.0;
+        if item.is_null() {
+            return false;
+        }
+        // SAFETY: a live item (the lines are borrowed: no Python code has run since it was read).
+        unsafe {
+            if !self.is_str {
+                return ffi::PyBytes_CheckExact(item) != 0;
+            }
+            if ffi::PyUnicode_CheckExact(item) == 0 {
+                return false;
+            }
+            // A 3.11 legacy str would need readying (an allocation) to hash or compare.
+            #[cfg(all(memdedup_layout, not(Py_3_12)))]
+            if ffi::PyUnicode_IS_READY(item) == 0 {
+                return false;
+            }
+            true
+        }
+    }
+
+    #[inline(always)]
+    fn hash(&self, item: LineItem<'_>) -> PyResult<u64> {
+        let item = item.0;
         match self.hashing {
             Hashing::Python => {
                 #[cfg(memdedup_layout)]
@@ -659,14 +756,14 @@ impl Elements for Lines<'_, '_> {
     /// Inline here, where the guesses of `code` compare every line (docs/perf.md: an out-of-line
     /// call cost 1.5-6% of a diff).
     #[inline(always)]
-    fn equal(&self, kept: &Py<PyAny>, i: usize) -> PyResult<bool> {
-        let (x, y) = (kept.as_ptr(), self.item(i));
+    fn equal(&self, kept: &Py<PyAny>, item: LineItem<'_>) -> PyResult<bool> {
+        let (x, y) = (kept.as_ptr(), item.0);
         if x == y {
             return Ok(true);
         }
         #[cfg(all(memdedup_layout, not(Py_3_14)))]
         if self.is_str {
-            // SAFETY: the kept element and an admitted item: both live, ready exact strs.
+            // SAFETY: the kept element and an admitted item: both live exact strs.
             if let Some(equal) = unsafe { str_equal(x, y) } {
                 return Ok(equal);
             }
@@ -674,9 +771,9 @@ impl Elements for Lines<'_, '_> {
         self.equal_by_python(x, y)
     }
 
-    fn keep(&self, i: usize) -> Py<PyAny> {
+    fn keep(&self, item: LineItem<'_>) -> Py<PyAny> {
         // SAFETY: a live item; this takes a reference of our own.
-        unsafe { Bound::from_borrowed_ptr(self.seq.py(), self.item(i)) }.unbind()
+        unsafe { Bound::from_borrowed_ptr(self.seq.py(), item.0) }.unbind()
     }
 
     fn reads_data(&self) -> bool {
@@ -685,7 +782,7 @@ impl Elements for Lines<'_, '_> {
 
     #[inline(always)]
     fn prefetch(&self, i: usize) {
-        prefetch_object(self.item(i));
+        prefetch_object(Lines::item(self, i));
     }
 
     #[inline(always)]
@@ -694,10 +791,11 @@ impl Elements for Lines<'_, '_> {
     }
 
     fn poll(&mut self) -> PyResult<()> {
-        // Signal handlers are Python code: no item is borrowed across this (see `Elements`), and
-        // the list may have changed: its length is read again (the table stops if it differs).
+        // Signal handlers are Python code: no item is borrowed across this (`Elements::Item`
+        // borrows the lines), and the list may have changed: its length is read again (the
+        // table stops if it differs).
         self.seq.py().check_signals()?;
-        self.len = self.live_len();
+        self.read_len();
         Ok(())
     }
 }
