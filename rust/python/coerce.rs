@@ -279,6 +279,9 @@ pub fn index_u32(value: &Bound<'_, PyAny>, what: &str) -> PyResult<u32> {
 
 /// A sequence of ints, each in `0..2**32` (an `InputTypeError` otherwise).
 pub fn u32s(seq: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<u32>> {
+    if let Some(values) = super::ffi::exact_u32s(seq) {
+        return Ok(values);
+    }
     collect(seq, |x| {
         x.extract::<u32>().map_err(|_| {
             wrong_type(
