@@ -15,7 +15,7 @@ use super::ffi;
 use super::interrupt::{run_here, DETACH_MIN_WORK};
 use super::text::{
     label_str, normalise_str, normalised, normalised_bytes_into, normalised_codepoints_into,
-    text_of, to_pystring, with_matcher, with_scratch, Scratch,
+    text_of, to_pystring, with_cancelled_matcher, with_scratch, Scratch,
 };
 use crate::contract::MatchParams;
 use crate::matcher::{self, ratio_with, BSide};
@@ -87,22 +87,17 @@ pub fn ratio(
     };
     let work = a_text.len() + b_text.len();
     run_here(py, work, |cancel| {
-        with_matcher(|m| {
-            m.set_cancel(cancel);
-            let r = match (&a_text, &b_text) {
-                (Text::Narrow(a), Text::Narrow(b)) => {
-                    ratio_with(m, &mut BSide::default(), a, b, autojunk)
-                }
-                _ => ratio_with(
-                    m,
-                    &mut BSide::default(),
-                    &a_text.codepoints(),
-                    &b_text.codepoints(),
-                    autojunk,
-                ),
-            };
-            m.set_cancel(&crate::Cancel::never());
-            cancel.check().map(|()| r)
+        with_cancelled_matcher(cancel, |m| match (&a_text, &b_text) {
+            (Text::Narrow(a), Text::Narrow(b)) => {
+                ratio_with(m, &mut BSide::default(), a, b, autojunk)
+            }
+            _ => ratio_with(
+                m,
+                &mut BSide::default(),
+                &a_text.codepoints(),
+                &b_text.codepoints(),
+                autojunk,
+            ),
         })
     })
 }
@@ -364,12 +359,7 @@ pub fn match_reason(
     let p = params(threshold, min_chars);
     let work = a.len() + b.len();
     let d = run_here(py, work, |cancel| {
-        with_matcher(|m| {
-            m.set_cancel(cancel);
-            let d = Query::new(b).decide(m, &a, &p);
-            m.set_cancel(&crate::Cancel::never());
-            cancel.check().map(|()| d)
-        })
+        with_cancelled_matcher(cancel, |m| Query::new(b).decide(m, &a, &p))
     })?;
     Ok(d.reason.map(|r| (r.as_str(), d.score)))
 }
@@ -386,8 +376,7 @@ fn scan_candidates(
     let stored = super::coerce::collect(candidates, |c| normalised(&c))?;
     let work = stored.iter().map(Text::len).sum::<usize>() + b.len() * stored.len();
     run_here(py, work, |cancel| {
-        with_matcher(|m| {
-            m.set_cancel(cancel);
+        with_cancelled_matcher(cancel, |m| {
             let mut q = Query::new(b);
             let mut out = Vec::with_capacity(stored.len());
             for a in &stored {
@@ -400,8 +389,7 @@ fn scan_candidates(
                     break;
                 }
             }
-            m.set_cancel(&crate::Cancel::never());
-            cancel.check().map(|()| out)
+            out
         })
     })
 }

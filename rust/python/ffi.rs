@@ -946,23 +946,15 @@ pub fn filled_bytearray<'py, T: Zeroable, R>(
     n: usize,
     fill: impl FnOnce(&mut [T]) -> PyResult<R>,
 ) -> PyResult<(Bound<'py, PyByteArray>, R)> {
-    let bytes = byte_len::<T>(n)?;
-    // SAFETY: PyByteArray_FromStringAndSize with NULL makes a new bytearray of `bytes`
-    // uninitialised bytes (or sets MemoryError); they are zeroed at once, before any use.
-    let array = unsafe {
-        Bound::from_owned_ptr_or_err(
-            py,
-            ffi::PyByteArray_FromStringAndSize(std::ptr::null(), bytes as ffi::Py_ssize_t),
-        )?
-        .cast_into_unchecked::<PyByteArray>()
-    };
-    // SAFETY: the bytearray is new and ours alone (so nothing else reads or resizes it while the
-    // slice lives); its buffer holds `bytes` bytes (none when empty).
-    let result = unsafe {
-        let data = ffi::PyByteArray_AsString(array.as_ptr()).cast::<u8>();
-        fill_zeroed(data, n, fill)?
-    };
-    Ok((array, result))
+    let (object, result) = filled(
+        py,
+        n,
+        ffi::PyByteArray_FromStringAndSize,
+        ffi::PyByteArray_AsString,
+        fill,
+    )?;
+    // SAFETY: made by PyByteArray_FromStringAndSize.
+    Ok((unsafe { object.cast_into_unchecked() }, result))
 }
 
 /// [`filled_bytearray`] for an immutable `bytes`.
@@ -971,21 +963,36 @@ pub fn filled_bytes<'py, T: Zeroable, R>(
     n: usize,
     fill: impl FnOnce(&mut [T]) -> PyResult<R>,
 ) -> PyResult<(Bound<'py, PyBytes>, R)> {
+    let (object, result) = filled(
+        py,
+        n,
+        ffi::PyBytes_FromStringAndSize,
+        ffi::PyBytes_AsString,
+        fill,
+    )?;
+    // SAFETY: made by PyBytes_FromStringAndSize.
+    Ok((unsafe { object.cast_into_unchecked() }, result))
+}
+
+/// A new bytes-like object of `n` `T`s made by `new` (a `*_FromStringAndSize`, which given NULL
+/// makes an object of uninitialised bytes, or sets MemoryError) and read through `data` (its
+/// `*_AsString`), zeroed, then filled by `fill` while no one else holds it.
+fn filled<'py, T: Zeroable, R>(
+    py: Python<'py>,
+    n: usize,
+    new: unsafe extern "C" fn(*const std::ffi::c_char, ffi::Py_ssize_t) -> *mut ffi::PyObject,
+    data: unsafe extern "C" fn(*mut ffi::PyObject) -> *mut std::ffi::c_char,
+    fill: impl FnOnce(&mut [T]) -> PyResult<R>,
+) -> PyResult<(Bound<'py, PyAny>, R)> {
     let bytes = byte_len::<T>(n)?;
-    // SAFETY: PyBytes_FromStringAndSize with NULL makes a new bytes object of `bytes`
-    // uninitialised bytes (or sets MemoryError), to be filled before it is shared.
+    // SAFETY: `new` with NULL makes a new object of `bytes` uninitialised bytes (or sets
+    // MemoryError); they are zeroed before any use.
     let object = unsafe {
-        Bound::from_owned_ptr_or_err(
-            py,
-            ffi::PyBytes_FromStringAndSize(std::ptr::null(), bytes as ffi::Py_ssize_t),
-        )?
-        .cast_into_unchecked::<PyBytes>()
+        Bound::from_owned_ptr_or_err(py, new(std::ptr::null(), bytes as ffi::Py_ssize_t))?
     };
-    // SAFETY: the bytes object is new and ours alone until returned; its buffer holds `bytes`.
-    let result = unsafe {
-        let data = ffi::PyBytes_AsString(object.as_ptr()).cast::<u8>();
-        fill_zeroed(data, n, fill)?
-    };
+    // SAFETY: the object is new and ours alone until returned (nothing else reads, writes or
+    // resizes it while the slice lives); its buffer holds `bytes` bytes.
+    let result = unsafe { fill_zeroed(data(object.as_ptr()).cast::<u8>(), n, fill)? };
     Ok((object, result))
 }
 

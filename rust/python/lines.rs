@@ -10,7 +10,7 @@ use super::coerce::{count, u32s, Threshold};
 use super::error::{invalid, to_pyerr};
 use super::ffi::{self, LineKind, Lines};
 use super::interrupt::{run_here, run_pool};
-use super::text::{text_of, with_matcher};
+use super::text::{text_of, with_cancelled_matcher, with_matcher};
 use crate::elements::ElementTable;
 use crate::matcher::{self, BSide};
 
@@ -81,10 +81,10 @@ impl SequenceIndex {
         junk: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let codes = element_codes(b)?;
-        let junk = match junk {
-            Some(junk) => u32s(junk, "junk")?,
-            None => Vec::new(),
-        };
+        let junk = junk
+            .map(|junk| u32s(junk, "junk"))
+            .transpose()?
+            .unwrap_or_default();
         let side = build_side(py, &codes, autojunk, &junk)?;
         Ok(SequenceIndex { side, table: None })
     }
@@ -105,10 +105,10 @@ impl SequenceIndex {
         isjunk: Option<&Bound<'_, PyAny>>,
         junk: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Option<Self>> {
-        let junk = match junk {
-            Some(junk) => u32s(junk, "junk")?,
-            None => Vec::new(),
-        };
+        let junk = junk
+            .map(|junk| u32s(junk, "junk"))
+            .transpose()?
+            .unwrap_or_default();
         let Some(mut lines) = Lines::new(b, None) else {
             return Ok(None);
         };
@@ -199,12 +199,9 @@ impl SequenceIndex {
         }
         let side = &self.side;
         run_here(py, (ahi - alo) + (bhi - blo), |cancel| {
-            with_matcher(|m| {
-                m.set_cancel(cancel);
+            with_cancelled_matcher(cancel, |m| {
                 m.set_a(&a, side);
-                let found = m.find_longest_match(side, alo, ahi, blo, bhi);
-                m.set_cancel(&crate::Cancel::never());
-                cancel.check().map(|()| found)
+                m.find_longest_match(side, alo, ahi, blo, bhi)
             })
         })
     }
@@ -238,12 +235,9 @@ impl SequenceIndex {
         let a = element_codes(a)?;
         let side = &self.side;
         run_here(py, a.len() + side.len(), |cancel| {
-            with_matcher(|m| {
-                m.set_cancel(cancel);
+            with_cancelled_matcher(cancel, |m| {
                 m.set_a(&a, side);
-                let found = m.matches(side);
-                m.set_cancel(&crate::Cancel::never());
-                cancel.check().map(|()| found)
+                m.matches(side)
             })
         })
     }
@@ -277,12 +271,9 @@ impl SequenceIndex {
     fn blocks(&self, py: Python<'_>, a: &[u32]) -> PyResult<Vec<(usize, usize, usize)>> {
         let side = &self.side;
         run_here(py, a.len() + side.len(), |cancel| {
-            with_matcher(|m| {
-                m.set_cancel(cancel);
+            with_cancelled_matcher(cancel, |m| {
                 m.set_a(a, side);
-                let blocks = m.matching_blocks(side);
-                m.set_cancel(&crate::Cancel::never());
-                cancel.check().map(|()| blocks)
+                m.matching_blocks(side)
             })
         })
     }

@@ -183,6 +183,20 @@ pub fn with_matcher<R>(f: impl FnOnce(&mut Matcher) -> R) -> R {
     })
 }
 
+/// Run `f` with this thread's matcher polling `cancel`: its answer, or `Interrupted` once
+/// cancelled (the matcher is left polling nothing).
+pub fn with_cancelled_matcher<R>(
+    cancel: &crate::Cancel,
+    f: impl FnOnce(&mut Matcher) -> R,
+) -> crate::Result<R> {
+    with_matcher(|m| {
+        m.set_cancel(cancel);
+        let answer = f(m);
+        m.set_cancel(&crate::Cancel::never());
+        cancel.check().map(|()| answer)
+    })
+}
+
 /// The normalised label in `out` when `s` is an exact str of code points below 256 (false
 /// otherwise).
 pub fn normalised_bytes_into(s: &Bound<'_, PyString>, out: &mut Vec<u8>) -> bool {
