@@ -48,7 +48,24 @@ _RUST = IMPLEMENTATION == "rust"
 # the contract compares `ratio >= threshold` and `len(shorter) >= min_chars` with whatever was
 # passed, so any number Python can compare that way (an int of any size, a float, NaN, a bool, a
 # Fraction, a Decimal, a numpy scalar) decides exactly as Python's `>=` does. The Rust core
-# reduces each once, exactly, and refuses what Python cannot compare (`InputTypeError`).
+# reduces each once, exactly, and refuses at once what Python cannot compare (`InputTypeError`);
+# `_comparable` refuses the same on the reference backend, which would otherwise fail only at the
+# first comparison it reaches.
+
+
+def _comparable(threshold: Any, min_chars: Any = DEDUP_SUBSUME_MIN_CHARS) -> None:
+    """Refuse, as the Rust core does, a threshold Python cannot compare with a float or a min_chars
+    it cannot compare with an int (a comparison that raises anything else raises that)."""
+    if _RUST:
+        return  # the core checks them itself
+    for name, value, left in (("threshold", threshold, 0.5), ("min_chars", min_chars, 5)):
+        try:
+            bool(left >= value)
+        except TypeError as exc:
+            raise InputTypeError(
+                f"{name} must be a number Python can compare with {type(left).__name__}, "
+                f"not {type(value).__name__}"
+            ) from exc
 
 
 def _check_threshold(threshold: Any) -> Any:
@@ -89,6 +106,7 @@ def match_pairs(
     once every label is read. In the Rust core a label's ``__str__`` that shortens the lists raises
     ``IndexError``.
     """
+    _comparable(threshold, min_chars)
     if len(stored) != len(incoming):
         raise InvalidInputError(f"stored has {len(stored)} labels but incoming has {len(incoming)}")
     # Lists go as they are: copying one touches every str (a cache miss each in a large batch),
@@ -131,6 +149,7 @@ def cdist(
     """
     del workers
     cutoff = 0.0 if score_cutoff is None else score_cutoff
+    _comparable(cutoff)
     queries, choices = list(queries), list(choices)
     if _RUST:
         # A bytearray filled in place: numpy views it writable, without a copy.
@@ -227,6 +246,7 @@ def replay(
     ``guards`` (off by default): a candidate must also pass :func:`memdedup.guards.guards_allow`. A
     guarded replay runs in Python (:func:`memdedup.guards.replay_guarded`), several times slower.
     """
+    _comparable(threshold, min_chars)
     if prefix_len < 0 or query_limit < 0:
         raise InvalidInputError("prefix_len and query_limit must not be negative")
     labels = list(labels)
@@ -261,6 +281,7 @@ def join(
     """Every pair ``(i, j)``, ``i < j``, in the same scope, with ``labels_match(labels[i], labels[j])``
     and no prefix gate: exactly what brute force returns, as an ``(n_pairs, 2)`` int64 array sorted by
     ``(i, j)``. ``guards`` (off by default) drops the pairs :func:`memdedup.guards.guards_allow` blocks."""
+    _comparable(threshold, min_chars)
     labels = list(labels)
     parts = _partitions(len(labels), scopes, None)
     groups: dict[int, list[int]] = {}
