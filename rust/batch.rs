@@ -10,18 +10,71 @@ use std::hash::BuildHasherDefault;
 use rayon::prelude::*;
 use smallvec::SmallVec;
 
+use crate::alloc;
 use crate::bounds::{folded, m_min, Lcs};
+use crate::cancel::Cancel;
 use crate::contract::{MatchParams, PairDecider, Reason};
+use crate::error::{Error, Result};
 use crate::matcher::{ratio_with, BSide, IdHasher, Matcher};
 use crate::text::Text;
 
 /// `labels_match(stored[k], incoming[k])` for every k, in parallel.
-pub fn match_pairs(stored: &[Text], incoming: &[Text], p: &MatchParams) -> Vec<bool> {
-    stored
+pub fn match_pairs(
+    stored: &[Text],
+    incoming: &[Text],
+    p: &MatchParams,
+    cancel: &Cancel,
+) -> Result<Vec<bool>> {
+    let decided: Vec<bool> = stored
         .par_iter()
         .zip(incoming.par_iter())
-        .map_init(PairDecider::default, |d, (a, b)| d.matches(a, b, p))
-        .collect()
+        .map_init(
+            || PairDecider::with_cancel(cancel),
+            |d, (a, b)| !cancel.is_cancelled() && d.matches(a, b, p),
+        )
+        .collect();
+    cancel.check()?;
+    Ok(decided)
+}
+
+/// The seed's `DEDUP_PREFIX_LEN` and `DEDUP_QUERY_LIMIT`: replay's defaults.
+pub const DEFAULT_PREFIX_LEN: usize = 20;
+pub const DEFAULT_QUERY_LIMIT: usize = 20;
+
+/// The decision (reason and exact ratio, stored label first) of each `(stored, incoming)` pair of
+/// indices into `labels` (normalised), in parallel.
+pub fn pair_reasons(
+    labels: &[Text],
+    pairs: &[(u32, u32)],
+    p: &MatchParams,
+    cancel: &Cancel,
+) -> Result<Vec<crate::Decision>> {
+    if let Some(&(i, j)) = pairs
+        .iter()
+        .find(|&&(i, j)| i as usize >= labels.len() || j as usize >= labels.len())
+    {
+        return Err(Error::InvalidInput(format!(
+            "pair ({i}, {j}) is out of range for {} labels",
+            labels.len()
+        )));
+    }
+    let decided: Vec<crate::Decision> = pairs
+        .par_iter()
+        .map_init(
+            || PairDecider::with_cancel(cancel),
+            |d, &(i, j)| {
+                if cancel.is_cancelled() {
+                    return crate::Decision {
+                        reason: None,
+                        score: f64::NAN,
+                    };
+                }
+                d.decide(&labels[i as usize], &labels[j as usize], p)
+            },
+        )
+        .collect();
+    cancel.check()?;
+    Ok(decided)
 }
 
 /// Buffers for difflib ratios of one text against many: a thread's share of a matrix.
@@ -35,6 +88,13 @@ pub struct RatioScratch {
 }
 
 impl RatioScratch {
+    /// Scratch whose searches poll `cancel`.
+    pub fn with_cancel(cancel: &Cancel) -> Self {
+        let mut scratch = RatioScratch::default();
+        scratch.matcher.set_cancel(cancel);
+        scratch
+    }
+
     /// difflib's ratio of two texts (no normalisation), `a` first.
     pub fn ratio(&mut self, a: &Text, b: &Text, autojunk: bool) -> f64 {
         match (a, b) {
@@ -58,19 +118,56 @@ impl RatioScratch {
 /// Performance notes: 20 label queries over 100,000 real labels at cutoff 0.6 spent most of their
 /// time on exact ratios of unrelated labels that `quick_ratio` admits (English letter counts are
 /// alike); the LCS bound, ~5 word operations per element, rejects most of them.
-pub fn cdist(queries: &[Text], choices: &[Text], autojunk: bool, cutoff: f64) -> Vec<f64> {
+pub fn cdist(
+    queries: &[Text],
+    choices: &[Text],
+    autojunk: bool,
+    cutoff: f64,
+    cancel: &Cancel,
+) -> Result<Vec<f64>> {
+    let cells = alloc::product(queries.len(), choices.len(), "the ratio matrix")?;
+    let mut out = alloc::filled(0.0, cells)?;
+    cdist_into(queries, choices, autojunk, cutoff, &mut out, cancel)?;
+    Ok(out)
+}
+
+/// [`cdist`] into `out` (`queries.len() * choices.len()` cells, every one written): the caller
+/// allocates the matrix where it will be read (the bindings: a Python buffer).
+pub fn cdist_into(
+    queries: &[Text],
+    choices: &[Text],
+    autojunk: bool,
+    cutoff: f64,
+    out: &mut [f64],
+    cancel: &Cancel,
+) -> Result<()> {
     let n = choices.len();
-    let mut out = vec![0.0; queries.len() * n];
+    if out.len() != queries.len() * n {
+        return Err(Error::InvalidInput(format!(
+            "a {} x {n} matrix needs {} cells, not {}",
+            queries.len(),
+            queries.len() * n,
+            out.len()
+        )));
+    }
+    if n == 0 {
+        return Ok(());
+    }
     let bounded = cutoff > 0.0;
-    out.par_chunks_mut(n.max(1))
+    out.par_chunks_mut(n)
         .zip(queries.par_iter())
-        .for_each_init(
-            || (RatioScratch::default(), Lcs::default(), Vec::new()),
+        .try_for_each_init(
+            || {
+                let scratch = RatioScratch::with_cancel(cancel);
+                (scratch, Lcs::default(), Vec::new())
+            },
             |(scratch, lcs, buf), (row, q)| {
                 if bounded {
                     lcs.load(folded(q, buf));
                 }
                 for (cell, c) in row.iter_mut().zip(choices) {
+                    cancel.check()?;
+                    *cell = 0.0;
                     let (la, lb) = (q.len(), c.len());
                     if bounded {
                         let Some(need) = m_min(la + lb, cutoff) else {
@@ -85,9 +182,10 @@ pub fn cdist(queries: &[Text], choices: &[Text], autojunk: bool, cutoff: f64) ->
                         *cell = r;
                     }
                 }
+                Ok::<(), Error>(())
             },
-        );
-    out
+        )?;
+    cancel.check()
 }
 
 /// How a replayed label was settled.
@@ -127,17 +225,99 @@ pub struct ReplayResult {
     pub score: Vec<f64>,
 }
 
+/// Labels for [`replay`] as a caller reads them: ASCII ones as their raw bytes, back to back
+/// (stripped and normalised later, in parallel), others stripped and normalised already.
+#[derive(Default)]
+pub struct ReplayInput {
+    bytes: Vec<u8>,
+    entries: Vec<ReplayEntry>,
+}
+
+enum ReplayEntry {
+    Ascii(usize, usize),
+    Texts(Text, Text),
+}
+
+impl ReplayInput {
+    /// An ASCII label as read.
+    pub fn push_ascii(&mut self, raw: &[u8]) -> Result<()> {
+        self.bytes.try_reserve(raw.len())?;
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(raw);
+        alloc::push(
+            &mut self.entries,
+            ReplayEntry::Ascii(start, self.bytes.len()),
+        )
+    }
+
+    /// A label as `str.strip()` and the normalisation give it.
+    pub fn push_texts(&mut self, stripped: Text, normalised: Text) -> Result<()> {
+        alloc::push(&mut self.entries, ReplayEntry::Texts(stripped, normalised))
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The stripped and the normalised labels, the ASCII ones computed in parallel.
+    pub fn into_texts(self, cancel: &Cancel) -> Result<(Vec<Text>, Vec<Text>)> {
+        let ReplayInput { bytes, entries } = self;
+        let (stripped, normalised): (Vec<Text>, Vec<Text>) = entries
+            .into_par_iter()
+            .map(|entry| match entry {
+                ReplayEntry::Ascii(start, end) if !cancel.is_cancelled() => {
+                    Text::stripped_and_normalised_ascii(&bytes[start..end])
+                }
+                ReplayEntry::Ascii(..) => (Text::default(), Text::default()),
+                ReplayEntry::Texts(stripped, normalised) => (stripped, normalised),
+            })
+            .unzip();
+        cancel.check()?;
+        Ok((stripped, normalised))
+    }
+}
+
 /// Replays writes in input order: each label is looked up as `find_canonical_node` does against a
 /// store that appends every new canonical (its stripped label), oldest first. `stripped[i]` is the
 /// label after `str.strip()`, `normalised[i]` its normalised form, `partition[i]` its (scope, layer)
 /// partition: nothing collapses across partitions. Partitions run in parallel.
+///
+/// A `prefix_len` longer than every key cuts none (the seed slices `key[:prefix_len]`), so any
+/// `prefix_len` is taken, however large. Indices are `u32`: at most `u32::MAX` labels.
 pub fn replay(
     stripped: &[Text],
     normalised: &[Text],
     partition: &[u32],
     rp: &ReplayParams,
-) -> ReplayResult {
+    cancel: &Cancel,
+) -> Result<ReplayResult> {
     let n = stripped.len();
+    if normalised.len() != n || partition.len() != n {
+        return Err(Error::InvalidInput(format!(
+            "{n} stripped labels, {} normalised labels and {} partition ids",
+            normalised.len(),
+            partition.len()
+        )));
+    }
+    if n > u32::MAX as usize {
+        return Err(Error::InvalidInput(
+            "replay takes at most 2**32 - 1 labels".into(),
+        ));
+    }
+    let keys = match rp.prefix_mode {
+        PrefixMode::Raw => stripped,
+        PrefixMode::Normalised => normalised,
+    };
+    // Every key is cut at its own length or `prefix_len`, whichever is shorter.
+    let longest_key = keys.iter().map(Text::len).max().unwrap_or(0);
+    let rp = &ReplayParams {
+        prefix_len: rp.prefix_len.min(longest_key + 1),
+        ..*rp
+    };
     let mut groups: HashMap<u32, Vec<u32>> = HashMap::new();
     for (i, &g) in partition.iter().enumerate() {
         groups.entry(g).or_default().push(i as u32);
@@ -147,21 +327,22 @@ pub fn replay(
     groups.sort_by_key(|g| std::cmp::Reverse(g.len()));
     let decided: Vec<Vec<Decided>> = groups
         .par_iter()
-        .map_init(PairDecider::default, |d, members| {
-            replay_partition(d, members, stripped, normalised, rp)
-        })
-        .collect();
+        .map_init(
+            || PairDecider::with_cancel(cancel),
+            |d, members| replay_partition(d, members, stripped, normalised, rp, cancel),
+        )
+        .collect::<Result<_>>()?;
     let mut result = ReplayResult {
-        canonical: (0..n as u32).collect(),
-        outcome: vec![None; n],
-        score: vec![f64::NAN; n],
+        canonical: alloc::from_fn(n, |i| i as u32)?,
+        outcome: alloc::filled(None, n)?,
+        score: alloc::filled(f64::NAN, n)?,
     };
     for (i, c, o, s) in decided.into_iter().flatten() {
         result.canonical[i as usize] = c;
         result.outcome[i as usize] = o;
         result.score[i as usize] = s;
     }
-    result
+    Ok(result)
 }
 
 /// The candidate fetch of one partition: for a query key `p` of length `L`, the first `query_limit`
@@ -296,7 +477,8 @@ fn replay_partition(
     stripped: &[Text],
     normalised: &[Text],
     rp: &ReplayParams,
-) -> Vec<Decided> {
+    cancel: &Cancel,
+) -> Result<Vec<Decided>> {
     // A key longer than `prefix_len` fetches by its first `prefix_len` code points only, so keys
     // are cut there (into one reused buffer: no allocation per label).
     let key_into = |i: u32, key: &mut Vec<u32>| {
@@ -319,6 +501,7 @@ fn replay_partition(
     let mut out = Vec::with_capacity(members.len());
     let mut hashes = Vec::new();
     for &i in members {
+        cancel.check()?;
         if stripped[i as usize].is_empty() {
             out.push((i, i, Some(Outcome::Empty), f64::NAN));
             continue;
@@ -343,7 +526,8 @@ fn replay_partition(
             }
         }
     }
-    out
+    cancel.check()?;
+    Ok(out)
 }
 
 /// Clusters from matching pairs `(i, j)`, `i < j`.
@@ -359,20 +543,46 @@ pub enum ClusterMode {
 }
 
 /// For each label: its canonical, and the pair `(partner, label)` that justified the collapse (the
-/// canonical itself in `Canonical` mode; the earliest matched label in `Components` mode).
-pub fn clusters(n: usize, pairs: &[(u32, u32)], mode: ClusterMode) -> (Vec<u32>, Vec<Option<u32>>) {
-    let mut earlier: Vec<Vec<u32>> = vec![Vec::new(); n];
-    for &(i, j) in pairs {
+/// canonical itself in `Canonical` mode; the earliest matched label in `Components` mode). Pairs
+/// with an index of `n` or more are ignored; `n` is at most `u32::MAX`.
+pub fn clusters(
+    n: usize,
+    pairs: &[(u32, u32)],
+    mode: ClusterMode,
+    cancel: &Cancel,
+) -> Result<(Vec<u32>, Vec<Option<u32>>)> {
+    if n > u32::MAX as usize {
+        return Err(Error::InvalidInput(format!(
+            "clusters takes at most 2**32 - 1 labels, not {n}"
+        )));
+    }
+    // Labels between polls of `cancel` in the loops over every label.
+    const POLL: usize = 1 << 16;
+    let poll = |k: usize| {
+        if k % POLL == 0 {
+            cancel.check()
+        } else {
+            Ok(())
+        }
+    };
+    let mut earlier: Vec<Vec<u32>> = alloc::with_capacity(n)?;
+    earlier.resize_with(n, Vec::new);
+    for (k, &(i, j)) in pairs.iter().enumerate() {
+        poll(k)?;
         if (i as usize) < n && (j as usize) < n && i < j {
-            earlier[j as usize].push(i);
+            alloc::push(&mut earlier[j as usize], i)?;
         }
     }
-    earlier.iter_mut().for_each(|v| v.sort_unstable());
-    let mut canonical: Vec<u32> = (0..n as u32).collect();
-    let mut via: Vec<Option<u32>> = vec![None; n];
+    for (k, v) in earlier.iter_mut().enumerate() {
+        poll(k)?;
+        v.sort_unstable();
+    }
+    let mut canonical: Vec<u32> = alloc::from_fn(n, |i| i as u32)?;
+    let mut via: Vec<Option<u32>> = alloc::filled(None, n)?;
     match mode {
         ClusterMode::Canonical => {
             for j in 0..n {
+                poll(j)?;
                 if let Some(&c) = earlier[j].iter().find(|&&i| canonical[i as usize] == i) {
                     canonical[j] = c;
                     via[j] = Some(c);
@@ -380,7 +590,7 @@ pub fn clusters(n: usize, pairs: &[(u32, u32)], mode: ClusterMode) -> (Vec<u32>,
             }
         }
         ClusterMode::Components => {
-            let mut parent: Vec<u32> = (0..n as u32).collect();
+            let mut parent: Vec<u32> = alloc::from_fn(n, |i| i as u32)?;
             fn find(parent: &mut [u32], mut x: u32) -> u32 {
                 while parent[x as usize] != x {
                     let up = parent[parent[x as usize] as usize];
@@ -389,7 +599,8 @@ pub fn clusters(n: usize, pairs: &[(u32, u32)], mode: ClusterMode) -> (Vec<u32>,
                 }
                 x
             }
-            for &(i, j) in pairs {
+            for (k, &(i, j)) in pairs.iter().enumerate() {
+                poll(k)?;
                 if (i as usize) < n && (j as usize) < n {
                     let (ri, rj) = (find(&mut parent, i), find(&mut parent, j));
                     if ri != rj {
@@ -400,6 +611,7 @@ pub fn clusters(n: usize, pairs: &[(u32, u32)], mode: ClusterMode) -> (Vec<u32>,
                 }
             }
             for j in 0..n {
+                poll(j)?;
                 canonical[j] = find(&mut parent, j as u32);
                 via[j] = earlier[j].first().copied();
                 if canonical[j] == j as u32 {
@@ -408,7 +620,7 @@ pub fn clusters(n: usize, pairs: &[(u32, u32)], mode: ClusterMode) -> (Vec<u32>,
             }
         }
     }
-    (canonical, via)
+    Ok((canonical, via))
 }
 
 #[cfg(test)]
@@ -446,7 +658,7 @@ mod tests {
             prefix_len: 20,
             query_limit: 20,
         };
-        let r = replay(&stripped, &norm, &partition, &rp);
+        let r = replay(&stripped, &norm, &partition, &rp, &Cancel::never()).unwrap();
         // 1 extends 0 (containment); 2 differs in case at the start: not fetched under the raw gate;
         // 3 is in another partition; 4 is empty; 6 restates 5 (short key: the whole label is the prefix).
         assert_eq!(r.canonical, vec![0, 0, 2, 3, 4, 5, 5]);
@@ -455,7 +667,7 @@ mod tests {
             prefix_mode: PrefixMode::Normalised,
             ..rp
         };
-        let r = replay(&stripped, &norm, &partition, &rp);
+        let r = replay(&stripped, &norm, &partition, &rp, &Cancel::never()).unwrap();
         assert_eq!(r.canonical, vec![0, 0, 0, 3, 4, 5, 5]);
     }
 
@@ -463,10 +675,11 @@ mod tests {
     fn clusters_canonical_and_components() {
         // 0-1, 1-2 match but 0-2 do not: canonical keeps 2 apart, components chain it in.
         let pairs = [(0, 1), (1, 2), (3, 4)];
-        let (c, via) = clusters(5, &pairs, ClusterMode::Canonical);
+        let never = Cancel::never();
+        let (c, via) = clusters(5, &pairs, ClusterMode::Canonical, &never).unwrap();
         assert_eq!(c, vec![0, 0, 2, 3, 3]);
         assert_eq!(via, vec![None, Some(0), None, None, Some(3)]);
-        let (c, _) = clusters(5, &pairs, ClusterMode::Components);
+        let (c, _) = clusters(5, &pairs, ClusterMode::Components, &never).unwrap();
         assert_eq!(c, vec![0, 0, 0, 3, 3]);
     }
 }

@@ -134,6 +134,18 @@ pub struct PairDecider {
 }
 
 impl PairDecider {
+    /// A decider whose searches poll `cancel` (see [`Matcher::set_cancel`]).
+    pub fn with_cancel(cancel: &crate::cancel::Cancel) -> Self {
+        let mut decider = PairDecider::default();
+        decider.set_cancel(cancel);
+        decider
+    }
+
+    /// Poll `cancel` from now on.
+    pub fn set_cancel(&mut self, cancel: &crate::cancel::Cancel) {
+        self.matcher.set_cancel(cancel);
+    }
+
     /// `labels_match` of two normalised byte-string labels.
     pub fn matches_bytes(&mut self, stored: &[u8], incoming: &[u8], p: &MatchParams) -> bool {
         if let Some(answer) = settle_cheaply(stored, incoming, p) {

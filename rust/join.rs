@@ -111,8 +111,11 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
+use crate::alloc;
 use crate::bounds::{fold, m_min, scatter, Lcs};
+use crate::cancel::Cancel;
 use crate::contract::{self, MatchParams};
+use crate::error::{Error, Result};
 use crate::matcher::{ratio_of, BSide, Matcher};
 use crate::sym::Sym;
 use crate::text::{Query, Text};
@@ -177,11 +180,13 @@ impl JoinStats {
 ///
 /// Labels must be normalised (as for `Query`). Equal to [`join_brute`] on every input; the output
 /// can be quadratic in size (a label repeated `k` times yields `k (k - 1) / 2` pairs), so callers
-/// that only need clusters should use [`join_groups`]. Indices are `u32`: inputs of more than
-/// `u32::MAX` labels are not supported (only the first `u32::MAX` are read).
-pub fn join(labels: &[Text], params: &MatchParams) -> Vec<(u32, u32)> {
-    let (group_of_label, group_pairs) = join_groups(labels, params);
-    expand_groups(&group_of_label, &group_pairs)
+/// that only need clusters should use [`join_groups`], and callers that need the pairs somewhere
+/// else expand [`Joined`] into their own buffer. Indices are `u32`: at most `u32::MAX` labels.
+pub fn join(labels: &[Text], params: &MatchParams, cancel: &Cancel) -> Result<Vec<(u32, u32)>> {
+    let joined = joined(labels, params, cancel)?;
+    let mut out = alloc::filled([0u32; 2], joined.pair_count(cancel)?)?;
+    joined.expand_into(&mut out, cancel)?;
+    Ok(out.into_iter().map(|[i, j]| (i, j)).collect())
 }
 
 /// The join on groups of identical labels, without materialising every pair.
@@ -192,17 +197,46 @@ pub fn join(labels: &[Text], params: &MatchParams) -> Vec<(u32, u32)> {
 /// when at least one such pair exists. `(g, g)` means every pair inside a group of two or more
 /// labels matches. Because difflib's ratio depends on the argument order, `(g, h)` and `(h, g)` are
 /// decided separately (they almost always agree); for clusters, treat the pairs as undirected edges.
-pub fn join_groups(labels: &[Text], params: &MatchParams) -> (Vec<u32>, Vec<(u32, u32)>) {
-    let (of, pairs, _) = join_groups_with_stats(labels, params);
-    (of, pairs)
+pub fn join_groups(
+    labels: &[Text],
+    params: &MatchParams,
+    cancel: &Cancel,
+) -> Result<(Vec<u32>, GroupPairs)> {
+    let (of, pairs, _) = join_groups_with_stats(labels, params, cancel)?;
+    Ok((of, pairs))
 }
 
 /// [`join_groups`] with counts of the work done.
 pub fn join_groups_with_stats(
     labels: &[Text],
     params: &MatchParams,
-) -> (Vec<u32>, Vec<(u32, u32)>, JoinStats) {
-    join_groups_in(labels, params, Mode::Auto)
+    cancel: &Cancel,
+) -> Result<(Vec<u32>, GroupPairs, JoinStats)> {
+    let (joined, stats) = join_groups_in(labels, params, Mode::Auto, cancel)?;
+    let pairs = joined.explicit_group_pairs(cancel)?;
+    Ok((joined.group_of_label, pairs, stats))
+}
+
+/// Ordered group pairs `(stored group, incoming group)`.
+pub type GroupPairs = Vec<(u32, u32)>;
+
+/// The join's answer on groups of identical labels, to count and expand into label pairs
+/// ([`Joined::pair_count`], [`Joined::expand_into`]) wherever the caller keeps them.
+pub struct Joined {
+    /// Each label's group, in order of first occurrence (the empty label has one too).
+    pub group_of_label: Vec<u32>,
+    /// The matching ordered group pairs, sorted (see [`join_groups`]); empty when
+    /// `every_pair` says every pair matches.
+    group_pairs: Vec<(u32, u32)>,
+    /// Every pair of non-empty labels matches (a threshold `<= 0`: every ratio reaches it).
+    every_pair: bool,
+    /// Whether each group is the empty label.
+    empty: Vec<bool>,
+}
+
+/// The join of `labels` on groups, ready to be expanded.
+pub fn joined(labels: &[Text], params: &MatchParams, cancel: &Cancel) -> Result<Joined> {
+    Ok(join_groups_in(labels, params, Mode::Auto, cancel)?.0)
 }
 
 /// How the ratio rule's candidates are generated. Every mode gives the same answer (the tests run
@@ -222,90 +256,309 @@ fn join_groups_in(
     labels: &[Text],
     params: &MatchParams,
     mode: Mode,
-) -> (Vec<u32>, Vec<(u32, u32)>, JoinStats) {
-    let labels = &labels[..labels.len().min(u32::MAX as usize)];
+    cancel: &Cancel,
+) -> Result<(Joined, JoinStats)> {
+    if labels.len() > u32::MAX as usize {
+        return Err(Error::InvalidInput(
+            "join takes at most 2**32 - 1 labels".into(),
+        ));
+    }
     let t0 = std::time::Instant::now();
-    let groups = Groups::new(labels);
+    let groups = Groups::new(labels, cancel)?;
     let mut stats = JoinStats {
         labels: labels.len(),
         groups: groups.reps.len(),
         seconds_groups: t0.elapsed().as_secs_f64(),
         ..JoinStats::default()
     };
-    let mut pairs = self_pairs(&groups, params);
+    let empty: Vec<bool> = groups.reps.iter().map(|r| r.is_empty()).collect();
     let t = params.threshold;
     if t <= 0.0 {
-        pairs.extend(all_group_pairs(&groups));
-    } else {
-        let order = Order::new(&groups);
-        let (found, st) = join_distinct(&groups, &order, params, mode);
-        pairs.extend(found);
-        stats.window_pairs = st.window_pairs;
-        stats.prefix_entries = st.prefix_entries;
-        stats.candidates = st.candidates;
-        stats.hist_passed = st.hist_passed;
-        stats.lcs_passed = st.lcs_passed;
-        stats.containment_candidates = st.containment_candidates;
-        stats.decisions = st.decisions;
-        stats.seconds_prepare = st.seconds_prepare;
-        stats.seconds_ratio = st.seconds_ratio;
-        stats.seconds_containment = st.seconds_containment;
+        // Every ratio reaches the threshold: every pair of non-empty labels matches.
+        return Ok((
+            Joined {
+                group_of_label: groups.of_label,
+                group_pairs: Vec::new(),
+                every_pair: true,
+                empty,
+            },
+            stats,
+        ));
     }
+    let mut pairs = self_pairs(&groups, params);
+    let order = Order::new(&groups);
+    cancel.check()?;
+    let (found, st) = join_distinct(&groups, &order, params, mode, cancel)?;
+    pairs.try_reserve(found.len())?;
+    pairs.extend(found);
+    stats.window_pairs = st.window_pairs;
+    stats.prefix_entries = st.prefix_entries;
+    stats.candidates = st.candidates;
+    stats.hist_passed = st.hist_passed;
+    stats.lcs_passed = st.lcs_passed;
+    stats.containment_candidates = st.containment_candidates;
+    stats.decisions = st.decisions;
+    stats.seconds_prepare = st.seconds_prepare;
+    stats.seconds_ratio = st.seconds_ratio;
+    stats.seconds_containment = st.seconds_containment;
     let t1 = std::time::Instant::now();
     pairs.par_sort_unstable();
     pairs.dedup();
+    cancel.check()?;
     stats.seconds_sort = t1.elapsed().as_secs_f64();
     stats.group_pairs = pairs.len() as u64;
-    (groups.of_label, pairs, stats)
+    Ok((
+        Joined {
+            group_of_label: groups.of_label,
+            group_pairs: pairs,
+            every_pair: false,
+            empty,
+        },
+        stats,
+    ))
+}
+
+/// Labels whose rows are counted or written between polls of the caller's [`Cancel`].
+const EXPAND_CHUNK: usize = 1024;
+
+impl Joined {
+    /// The matching ordered group pairs, every one listed (for a threshold `<= 0` too: then every
+    /// realised pair of non-empty groups, which can be quadratic in the number of groups).
+    fn explicit_group_pairs(&self, cancel: &Cancel) -> Result<Vec<(u32, u32)>> {
+        if !self.every_pair {
+            return Ok(self.group_pairs.clone());
+        }
+        let ngroups = self.empty.len();
+        let (mut first, mut last, mut size) = (
+            vec![u32::MAX; ngroups],
+            vec![0u32; ngroups],
+            vec![0u32; ngroups],
+        );
+        for (i, &g) in self.group_of_label.iter().enumerate() {
+            let g = g as usize;
+            first[g] = first[g].min(i as u32);
+            last[g] = i as u32;
+            size[g] += 1;
+        }
+        let mut out = Vec::new();
+        for g in 0..ngroups {
+            cancel.check()?;
+            if self.empty[g] {
+                continue;
+            }
+            for (h, (&last_h, &empty_h)) in last.iter().zip(&self.empty).enumerate() {
+                let realised = if g == h {
+                    size[g] >= 2
+                } else {
+                    first[g] < last_h
+                };
+                if !empty_h && realised {
+                    alloc::push(&mut out, (g as u32, h as u32))?;
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The members of each group, ascending (CSR: group `g`'s are `members[start[g]..start[g + 1]]`).
+    fn members(&self) -> Result<(Vec<usize>, Vec<u32>)> {
+        let ngroups = self.empty.len();
+        let mut start = alloc::filled(0usize, ngroups + 1)?;
+        for &g in &self.group_of_label {
+            start[g as usize + 1] += 1;
+        }
+        for g in 0..ngroups {
+            start[g + 1] += start[g];
+        }
+        let mut fill = start.clone();
+        let mut members = alloc::filled(0u32, self.group_of_label.len())?;
+        for (i, &g) in self.group_of_label.iter().enumerate() {
+            members[fill[g as usize]] = i as u32;
+            fill[g as usize] += 1;
+        }
+        Ok((start, members))
+    }
+
+    /// For each label, where its row starts in the expanded pairs (and the total, last).
+    fn row_starts(&self, members: &(Vec<usize>, Vec<u32>), cancel: &Cancel) -> Result<Vec<usize>> {
+        let n = self.group_of_label.len();
+        let mut lens: Vec<usize> = alloc::filled(0, n)?;
+        lens.par_chunks_mut(EXPAND_CHUNK)
+            .enumerate()
+            .try_for_each(|(c, chunk)| {
+                cancel.check()?;
+                for (k, len) in chunk.iter_mut().enumerate() {
+                    *len = self.row(c * EXPAND_CHUNK + k, members).len();
+                }
+                Ok::<(), Error>(())
+            })?;
+        let mut starts = alloc::with_capacity(n + 1)?;
+        let mut total = 0usize;
+        for len in lens {
+            starts.push(total);
+            total = alloc::sum(total, len, "the expanded join")?;
+        }
+        starts.push(total);
+        Ok(starts)
+    }
+
+    /// The row of label `i`: the later labels it matches as the stored label, as sorted runs.
+    fn row<'m>(&'m self, i: usize, (start, members): &'m (Vec<usize>, Vec<u32>)) -> Row<'m> {
+        let g = self.group_of_label[i];
+        let of = |h: u32| &members[start[h as usize]..start[h as usize + 1]];
+        let after = |h: u32| {
+            let m = of(h);
+            &m[m.partition_point(|&j| j as usize <= i)..]
+        };
+        if self.every_pair {
+            return Row::Every {
+                from: i + 1,
+                nonempty: !self.empty[g as usize],
+            };
+        }
+        let from = self.group_pairs.partition_point(|&(a, _)| a < g);
+        let to = self.group_pairs.partition_point(|&(a, _)| a <= g);
+        Row::Runs(
+            self.group_pairs[from..to]
+                .iter()
+                .map(|&(_, h)| after(h))
+                .filter(|run| !run.is_empty())
+                .collect(),
+        )
+    }
+
+    /// How many label pairs the join holds.
+    pub fn pair_count(&self, cancel: &Cancel) -> Result<usize> {
+        if self.every_pair {
+            let nonempty = self
+                .group_of_label
+                .iter()
+                .filter(|&&g| !self.empty[g as usize])
+                .count();
+            return alloc::product(nonempty, nonempty.saturating_sub(1), "the expanded join")
+                .map(|n| n / 2);
+        }
+        let members = self.members()?;
+        Ok(*self.row_starts(&members, cancel)?.last().unwrap_or(&0))
+    }
+
+    /// Write every label pair `[i, j]`, `i < j`, sorted, into `out` ([`Joined::pair_count`]
+    /// long).
+    pub fn expand_into(&self, out: &mut [[u32; 2]], cancel: &Cancel) -> Result<()> {
+        let n = self.group_of_label.len();
+        let members = self.members()?;
+        let starts = if self.every_pair {
+            let mut starts = alloc::with_capacity(n + 1)?;
+            let mut total = 0usize;
+            let mut later = self
+                .group_of_label
+                .iter()
+                .filter(|&&g| !self.empty[g as usize])
+                .count();
+            for &g in &self.group_of_label {
+                starts.push(total);
+                if !self.empty[g as usize] {
+                    later -= 1;
+                    total += later;
+                }
+            }
+            starts.push(total);
+            starts
+        } else {
+            self.row_starts(&members, cancel)?
+        };
+        if out.len() != starts[n] {
+            return Err(Error::InvalidInput(format!(
+                "the join has {} pairs, not {}",
+                starts[n],
+                out.len()
+            )));
+        }
+        // One slice of `out` per chunk of labels, filled in parallel.
+        let mut slices = Vec::with_capacity(n.div_ceil(EXPAND_CHUNK));
+        let mut rest = out;
+        for c in 0..n.div_ceil(EXPAND_CHUNK) {
+            let (a, b) = (
+                starts[c * EXPAND_CHUNK],
+                starts[((c + 1) * EXPAND_CHUNK).min(n)],
+            );
+            let (head, tail) = rest.split_at_mut(b - a);
+            slices.push((c * EXPAND_CHUNK, head));
+            rest = tail;
+        }
+        slices.into_par_iter().try_for_each(|(first, slice)| {
+            cancel.check()?;
+            let mut at = 0;
+            for i in first..(first + EXPAND_CHUNK).min(n) {
+                let row_start = at;
+                match self.row(i, &members) {
+                    Row::Every { from, nonempty } => {
+                        if nonempty {
+                            for j in from..n {
+                                if !self.empty[self.group_of_label[j] as usize] {
+                                    slice[at] = [i as u32, j as u32];
+                                    at += 1;
+                                }
+                            }
+                        }
+                    }
+                    Row::Runs(runs) => {
+                        for run in &runs {
+                            for &j in *run {
+                                slice[at] = [i as u32, j];
+                                at += 1;
+                            }
+                        }
+                        if runs.len() > 1 {
+                            slice[row_start..at].sort_unstable();
+                        }
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+}
+
+/// The later labels one label matches as the stored label.
+enum Row<'m> {
+    /// Every non-empty label from `from` on, when the label itself is `nonempty`.
+    Every { from: usize, nonempty: bool },
+    /// Sorted runs of labels, one per matching group (sorted together when there are several).
+    Runs(Vec<&'m [u32]>),
+}
+
+impl Row<'_> {
+    fn len(&self) -> usize {
+        match self {
+            Row::Every { .. } => 0, // counted apart (see `expand_into`)
+            Row::Runs(runs) => runs.iter().map(|r| r.len()).sum(),
+        }
+    }
 }
 
 /// Every label pair `(i, j)`, `i < j`, that the group pairs of [`join_groups`] stand for, sorted.
-pub fn expand_groups(group_of_label: &[u32], group_pairs: &[(u32, u32)]) -> Vec<(u32, u32)> {
+pub fn expand_groups(
+    group_of_label: &[u32],
+    group_pairs: &[(u32, u32)],
+    cancel: &Cancel,
+) -> Result<Vec<(u32, u32)>> {
     let ngroups = group_of_label
         .iter()
         .map(|&g| g as usize + 1)
         .max()
         .unwrap_or(0);
-    // Members of each group, ascending (CSR).
-    let mut start = vec![0usize; ngroups + 1];
-    for &g in group_of_label {
-        start[g as usize + 1] += 1;
-    }
-    for g in 0..ngroups {
-        start[g + 1] += start[g];
-    }
-    let mut fill = start.clone();
-    let mut members = vec![0u32; group_of_label.len()];
-    for (i, &g) in group_of_label.iter().enumerate() {
-        members[fill[g as usize]] = i as u32;
-        fill[g as usize] += 1;
-    }
-    let of = |g: u32| -> &[u32] {
-        let g = g as usize;
-        if g < ngroups {
-            &members[start[g]..start[g + 1]]
-        } else {
-            &[]
-        }
+    let mut group_pairs = group_pairs.to_vec();
+    group_pairs.sort_unstable();
+    let joined = Joined {
+        group_of_label: group_of_label.to_vec(),
+        group_pairs,
+        every_pair: false,
+        empty: vec![false; ngroups],
     };
-    let mut out: Vec<(u32, u32)> = group_pairs
-        .par_iter()
-        .flat_map_iter(|&(g, h)| {
-            let (stored, incoming) = (of(g), of(h));
-            let mut v = Vec::new();
-            for (k, &i) in stored.iter().enumerate() {
-                let later = if g == h {
-                    &incoming[k + 1..]
-                } else {
-                    &incoming[incoming.partition_point(|&j| j <= i)..]
-                };
-                v.extend(later.iter().map(|&j| (i, j)));
-            }
-            v
-        })
-        .collect();
-    out.par_sort_unstable();
-    out
+    let mut out = alloc::filled([0u32; 2], joined.pair_count(cancel)?)?;
+    joined.expand_into(&mut out, cancel)?;
+    Ok(out.into_iter().map(|[i, j]| (i, j)).collect())
 }
 
 /// The quadratic oracle: `Query::matches` on every pair, in parallel. For tests and tiny inputs.
@@ -351,14 +604,18 @@ struct Groups<'a> {
 }
 
 impl<'a> Groups<'a> {
-    fn new(labels: &'a [Text]) -> Groups<'a> {
+    fn new(labels: &'a [Text], cancel: &Cancel) -> Result<Groups<'a>> {
         let canon: Vec<Cow<'a, Text>> = labels.par_iter().map(canonical).collect();
-        let mut of_label = Vec::with_capacity(labels.len());
+        let mut of_label = alloc::with_capacity(labels.len())?;
         let mut reps: Vec<Cow<'a, Text>> = Vec::new();
         let (mut first, mut last, mut size) = (Vec::new(), Vec::new(), Vec::new());
         {
-            let mut index: HashMap<&Text, u32> = HashMap::with_capacity(labels.len());
+            let mut index: HashMap<&Text, u32> = HashMap::new();
+            index.try_reserve(labels.len())?;
             for (i, c) in canon.iter().enumerate() {
+                if i % (1 << 16) == 0 {
+                    cancel.check()?;
+                }
                 let next = index.len() as u32;
                 let g = *index.entry(c.as_ref()).or_insert(next);
                 if g == next {
@@ -381,13 +638,13 @@ impl<'a> Groups<'a> {
                 reps.push(c);
             }
         }
-        Groups {
+        Ok(Groups {
             of_label,
             reps,
             first,
             last,
             size,
-        }
+        })
     }
 
     /// Whether some label of `g` precedes some label of `h` (so `g` is stored in a realised pair).
@@ -407,21 +664,6 @@ fn self_pairs(groups: &Groups, p: &MatchParams) -> Vec<(u32, u32)> {
                 && (ratio_of(len, 2 * len) >= p.threshold || len >= p.min_chars)
         })
         .map(|g| (g as u32, g as u32))
-        .collect()
-}
-
-/// Every realised ordered pair of distinct non-empty groups (the answer when `threshold <= 0`).
-fn all_group_pairs(groups: &Groups) -> Vec<(u32, u32)> {
-    let n = groups.reps.len() as u32;
-    (0..n)
-        .into_par_iter()
-        .flat_map_iter(|g| {
-            let nonempty = |g: u32| !groups.reps[g as usize].is_empty();
-            let keep = nonempty(g);
-            (0..n)
-                .filter(move |&h| keep && h != g && nonempty(h) && groups.stored_before(g, h))
-                .map(move |h| (g, h))
-        })
         .collect()
 }
 
@@ -1011,6 +1253,44 @@ struct Scratch {
 /// Marks a candidate the positional filter has ruled out.
 const DEAD: u32 = u32::MAX;
 
+/// Matching group pairs found by one worker, gathered without aborting when memory runs out (the
+/// output of a join can be quadratic): a push that cannot grow the vector marks it failed.
+#[derive(Default)]
+struct Found {
+    pairs: Vec<(u32, u32)>,
+    failed: bool,
+}
+
+impl Found {
+    #[inline]
+    fn push(&mut self, pair: (u32, u32)) {
+        if self.pairs.len() < self.pairs.capacity() || self.pairs.try_reserve(1).is_ok() {
+            self.pairs.push(pair);
+        } else {
+            self.failed = true;
+        }
+    }
+
+    fn append(mut self, other: Found) -> Found {
+        if self.pairs.try_reserve(other.pairs.len()).is_ok() {
+            self.pairs.extend(other.pairs);
+        } else {
+            self.failed = true;
+        }
+        self.failed |= other.failed;
+        self
+    }
+
+    fn into_pairs(self) -> Result<Vec<(u32, u32)>> {
+        if self.failed {
+            return Err(Error::OutOfMemory(
+                "the join's matching pairs do not fit in memory".into(),
+            ));
+        }
+        Ok(self.pairs)
+    }
+}
+
 /// `labels_match(stored, incoming)` exactly as `Query::matches` decides it: on bytes when both texts
 /// are narrow, on code points otherwise. `key` identifies `incoming` for the reuse of `side`.
 fn decide(
@@ -1251,6 +1531,9 @@ fn coarse_filter_run(x: Hists, ys: HistRun, need: usize, hits: &mut Vec<u32>) ->
 /// [`coarse_filter_run`] eight labels a step: two labels per 256-bit register (one `min`, one `sad`
 /// for both), the partial sums packed into 16-bit fields (each at most 16 x 255 = 4080), added, and
 /// compared with `need` at once.
+///
+/// # Safety
+/// The CPU must support AVX2. (The loads stay inside `hx` and `ys`: see below.)
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn coarse_filter_run_avx2(x: Hists, ys: HistRun, need: usize, hits: &mut [u32]) -> usize {
@@ -1267,18 +1550,29 @@ unsafe fn coarse_filter_run_avx2(x: Hists, ys: HistRun, need: usize, hits: &mut 
         hits[n] = k as u32;
         n += (hist_overlap(fx, &fys[k]) as usize >= need) as usize;
     };
-    let x = _mm256_broadcastsi128_si256(_mm_loadu_si128(hx.as_ptr().cast()));
+    // SAFETY: a coarse histogram is 16 bytes, the width of the load.
+    let x = _mm256_broadcastsi128_si256(unsafe { _mm_loadu_si128(hx.as_ptr().cast()) });
     let z = _mm256_setzero_si256();
     let needv = _mm256_set1_epi16(need as i16);
     let octs = ys.len() / 8;
     for o in 0..octs {
-        let p = ys.as_ptr().add(8 * o).cast::<__m256i>();
+        // SAFETY: histograms 8o..8o + 8 (16 bytes each) lie inside `ys` (o < len / 8): four
+        // loads of 32 bytes from its 8o-th cover exactly them.
+        let [y0, y1, y2, y3] = unsafe {
+            let p = ys.as_ptr().add(8 * o).cast::<__m256i>();
+            [
+                _mm256_loadu_si256(p),
+                _mm256_loadu_si256(p.add(1)),
+                _mm256_loadu_si256(p.add(2)),
+                _mm256_loadu_si256(p.add(3)),
+            ]
+        };
         // Register r holds labels 2r (low half) and 2r + 1 (high half); sad leaves each label's
         // sum in two 64-bit lanes of its half.
-        let s0 = _mm256_sad_epu8(_mm256_min_epu8(x, _mm256_loadu_si256(p)), z);
-        let s1 = _mm256_sad_epu8(_mm256_min_epu8(x, _mm256_loadu_si256(p.add(1))), z);
-        let s2 = _mm256_sad_epu8(_mm256_min_epu8(x, _mm256_loadu_si256(p.add(2))), z);
-        let s3 = _mm256_sad_epu8(_mm256_min_epu8(x, _mm256_loadu_si256(p.add(3))), z);
+        let s0 = _mm256_sad_epu8(_mm256_min_epu8(x, y0), z);
+        let s1 = _mm256_sad_epu8(_mm256_min_epu8(x, y1), z);
+        let s2 = _mm256_sad_epu8(_mm256_min_epu8(x, y2), z);
+        let s3 = _mm256_sad_epu8(_mm256_min_epu8(x, y3), z);
         let packed = _mm256_or_si256(
             _mm256_or_si256(s0, _mm256_slli_epi64(s1, 16)),
             _mm256_or_si256(_mm256_slli_epi64(s2, 32), _mm256_slli_epi64(s3, 48)),
@@ -1326,6 +1620,8 @@ const PREFIX_MIN_WINDOW: usize = 1 << 37;
 /// bytes, the length plan and, when built, the q-gram prefix index.
 struct Ctx<'g, 'a> {
     mode: Mode,
+    /// Polled per chunk of window pairs and per candidate list.
+    cancel: Cancel,
     groups: &'g Groups<'a>,
     order: &'g Order,
     p: MatchParams,
@@ -1347,7 +1643,13 @@ struct Ctx<'g, 'a> {
 }
 
 impl<'g, 'a> Ctx<'g, 'a> {
-    fn new(groups: &'g Groups<'a>, order: &'g Order, p: &MatchParams, mode: Mode) -> Self {
+    fn new(
+        groups: &'g Groups<'a>,
+        order: &'g Order,
+        p: &MatchParams,
+        mode: Mode,
+        cancel: &Cancel,
+    ) -> Self {
         let n = order.group_at.len();
         let t = p.threshold;
         let q = Q;
@@ -1437,6 +1739,7 @@ impl<'g, 'a> Ctx<'g, 'a> {
         });
         Ctx {
             mode,
+            cancel: cancel.clone(),
             groups,
             order,
             p: *p,
@@ -1480,13 +1783,7 @@ impl<'g, 'a> Ctx<'g, 'a> {
     /// The ratio rule on the block of positions `x0..x1`, each against the earlier positions of its
     /// length window: by a scan of the whole window with the histogram bound, or through the prefix
     /// index when its lists are estimated shorter.
-    fn ratio_block(
-        &self,
-        sc: &mut Scratch,
-        x0: usize,
-        x1: usize,
-        out: &mut Vec<(u32, u32)>,
-    ) -> Counts {
+    fn ratio_block(&self, sc: &mut Scratch, x0: usize, x1: usize, out: &mut Found) -> Counts {
         let mut c = Counts::default();
         let use_prefix = match self.mode {
             Mode::Scan => false,
@@ -1537,14 +1834,7 @@ impl<'g, 'a> Ctx<'g, 'a> {
     /// Every earlier position in the window of each `x` in `x0..x1`, through the histogram bound.
     /// The window is read in chunks, each compared with every label of the block while it is in
     /// cache.
-    fn scan(
-        &self,
-        sc: &mut Scratch,
-        x0: usize,
-        x1: usize,
-        out: &mut Vec<(u32, u32)>,
-        c: &mut Counts,
-    ) {
+    fn scan(&self, sc: &mut Scratch, x0: usize, x1: usize, out: &mut Found, c: &mut Counts) {
         const CHUNK: usize = 256;
         let order = self.order;
         let t = self.p.threshold;
@@ -1571,6 +1861,9 @@ impl<'g, 'a> Ctx<'g, 'a> {
             let (run_start, run_end) = (order.len_start[e], order.len_start[e + 1].min(x1 - 1));
             let mut cs = run_start;
             while cs < run_end {
+                if self.cancel.is_cancelled() {
+                    return;
+                }
                 let ce = (cs + CHUNK).min(run_end);
                 // The fine histograms are read only where the coarse bound passes, scattered over
                 // the chunk: ask for all of them now, while the block's labels go through it.
@@ -1609,7 +1902,10 @@ impl<'g, 'a> Ctx<'g, 'a> {
                 // Decide this chunk's survivors now, while its labels' bytes are in cache; they
                 // come label by label (one LCS pattern each), partners in memory order.
                 let mut cands = std::mem::take(&mut sc.cands);
-                for &(x, y, need) in &cands {
+                for (k, &(x, y, need)) in cands.iter().enumerate() {
+                    if k % CHUNK == CHUNK - 1 && self.cancel.is_cancelled() {
+                        break;
+                    }
                     c.candidates += 1;
                     c.hist_passed += 1;
                     self.candidate(sc, x as usize, y as usize, need as usize, true, out, c);
@@ -1623,7 +1919,7 @@ impl<'g, 'a> Ctx<'g, 'a> {
 
     /// The earlier positions `x` meets in the prefix index (with the positional filter), and those
     /// of lengths where the q-gram bound says nothing.
-    fn probe(&self, sc: &mut Scratch, x: usize, out: &mut Vec<(u32, u32)>, c: &mut Counts) {
+    fn probe(&self, sc: &mut Scratch, x: usize, out: &mut Found, c: &mut Counts) {
         let (order, t) = (self.order, self.p.threshold);
         let lo = self.lo_pos(x);
         let (Some(tokens), Some(index)) = (&self.tokens, &self.index) else {
@@ -1640,6 +1936,9 @@ impl<'g, 'a> Ctx<'g, 'a> {
                 continue;
             };
             for y in order.len_start[e]..end {
+                if y % 1024 == 0 && self.cancel.is_cancelled() {
+                    return;
+                }
                 c.candidates += 1;
                 self.candidate(sc, x, y, need, false, out, c);
             }
@@ -1708,7 +2007,7 @@ impl<'g, 'a> Ctx<'g, 'a> {
         y: usize,
         need: usize,
         hist_checked: bool,
-        out: &mut Vec<(u32, u32)>,
+        out: &mut Found,
         c: &mut Counts,
     ) {
         let order = self.order;
@@ -1771,51 +2070,67 @@ fn join_distinct(
     order: &Order,
     p: &MatchParams,
     mode: Mode,
-) -> (Vec<(u32, u32)>, Counts) {
+    cancel: &Cancel,
+) -> Result<(Vec<(u32, u32)>, Counts)> {
     let n = order.group_at.len();
-    let mut found: Vec<(u32, u32)> = Vec::new();
     let mut counts = Counts::default();
     let t0 = std::time::Instant::now();
-    {
-        let ctx = Ctx::new(groups, order, p, mode);
+    let found = {
+        let ctx = Ctx::new(groups, order, p, mode, cancel);
         counts.seconds_prepare = t0.elapsed().as_secs_f64();
-        let (pairs, c) = (0..n.div_ceil(BLOCK))
+        cancel.check()?;
+        let (found, c) = (0..n.div_ceil(BLOCK))
             .into_par_iter()
-            .map_init(Scratch::default, |sc, b| {
-                let (x0, x1) = (b * BLOCK, ((b + 1) * BLOCK).min(n));
-                let mut out = Vec::new();
-                let c = ctx.ratio_block(sc, x0, x1, &mut out);
-                (out, c)
-            })
-            .reduce(
-                || (Vec::new(), Counts::default()),
-                |(mut v, c), (o, oc)| {
-                    v.extend(o);
-                    (v, c.add(oc))
+            .map_init(
+                || {
+                    let mut sc = Scratch::default();
+                    sc.m.set_cancel(cancel);
+                    sc
                 },
+                |sc, b| {
+                    let mut out = Found::default();
+                    if cancel.is_cancelled() {
+                        return (out, Counts::default());
+                    }
+                    let (x0, x1) = (b * BLOCK, ((b + 1) * BLOCK).min(n));
+                    let c = ctx.ratio_block(sc, x0, x1, &mut out);
+                    (out, c)
+                },
+            )
+            .reduce(
+                || (Found::default(), Counts::default()),
+                |(v, c), (o, oc)| (v.append(o), c.add(oc)),
             );
-        found.extend(pairs);
         counts = counts.add(c);
         counts.seconds_ratio = t0.elapsed().as_secs_f64() - counts.seconds_prepare;
-    }
+        found
+    };
+    cancel.check()?;
     let t1 = std::time::Instant::now();
 
     // Containment rule: each eligible label probes the run of its rarest mc-gram for longer labels.
     let text = |pos: usize| groups.reps[order.group_at[pos] as usize].as_ref();
     let mc = p.min_chars.max(1);
     let ci = ContainIndex::new(groups, order, mc);
+    cancel.check()?;
     let first = order.len_at.partition_point(|&l| (l as usize) < mc);
-    let (cont_pairs, cont_counts) = (first..n)
+    let (cont_found, cont_counts) = (first..n)
         .into_par_iter()
         .map(|s| {
-            let mut out = Vec::new();
+            let mut out = Found::default();
             let mut c = Counts::default();
+            if cancel.is_cancelled() {
+                return (out, c);
+            }
             let (a, b) = ci.rarest[s];
             let run = &ci.keys[a..b];
             let from = run.partition_point(|&k| ci.pos(k) <= s);
             let ls = order.len_at[s];
             let gs = order.group_at[s];
-            for &key in &run[from..] {
+            for (k, &key) in run[from..].iter().enumerate() {
+                if k % 1024 == 1023 && cancel.is_cancelled() {
+                    break;
+                }
                 let l = ci.pos(key);
                 if order.len_at[l] == ls {
                     continue;
@@ -1835,16 +2150,13 @@ fn join_distinct(
             (out, c)
         })
         .reduce(
-            || (Vec::new(), Counts::default()),
-            |(mut v, c), (o, oc)| {
-                v.extend(o);
-                (v, c.add(oc))
-            },
+            || (Found::default(), Counts::default()),
+            |(v, c), (o, oc)| (v.append(o), c.add(oc)),
         );
-    found.extend(cont_pairs);
+    cancel.check()?;
     counts = counts.add(cont_counts);
     counts.seconds_containment = t1.elapsed().as_secs_f64();
-    (found, counts)
+    Ok((found.append(cont_found).into_pairs()?, counts))
 }
 
 #[cfg(test)]
@@ -1944,13 +2256,23 @@ mod tests {
 
     /// `join` in every candidate mode equals the brute-force oracle.
     fn check(labels: &[Text], p: MatchParams) {
+        let never = Cancel::never();
         let brute = join_brute(labels, &p);
-        assert!(join(labels, &p) == brute, "{p:?} auto");
+        assert!(join(labels, &p, &never).unwrap() == brute, "{p:?} auto");
+        let (of, groups) = join_groups(labels, &p, &never).unwrap();
+        assert!(
+            expand_groups(&of, &groups, &never).unwrap() == brute,
+            "{p:?} groups"
+        );
         for mode in [Mode::Scan, Mode::Prefix] {
-            let (of, groups, _) = join_groups_in(labels, &p, mode);
-            let fast = expand_groups(&of, &groups);
+            let (joined, _) = join_groups_in(labels, &p, mode, &never).unwrap();
+            let mut fast = vec![[0u32; 2]; joined.pair_count(&never).unwrap()];
+            joined.expand_into(&mut fast, &never).unwrap();
             assert_eq!(fast.len(), brute.len(), "{p:?} {mode:?}");
-            assert!(fast == brute, "{p:?} {mode:?}");
+            assert!(
+                fast.iter().map(|&[i, j]| (i, j)).eq(brute.iter().copied()),
+                "{p:?} {mode:?}"
+            );
         }
     }
 
@@ -2047,13 +2369,39 @@ mod tests {
             threshold: 0.85,
             min_chars: 16,
         };
-        let (of, pairs) = join_groups(&labels, &p);
+        let never = Cancel::never();
+        let (of, pairs) = join_groups(&labels, &p, &never).unwrap();
         assert_eq!(of, vec![0, 1, 2, 1, 3, 0, 2, 1]);
         // "abc" vs "abcd": 6/7 = 0.857 >= 0.85 both ways; "x" x2 and "abc" x3 match themselves.
         assert_eq!(pairs, vec![(0, 0), (1, 1), (1, 3), (3, 1)]);
-        assert_eq!(join(&labels, &p), join_brute(&labels, &p));
-        assert!(join(&[], &p).is_empty());
-        assert!(join(&[Text::default()], &p).is_empty());
+        assert_eq!(join(&labels, &p, &never).unwrap(), join_brute(&labels, &p));
+        assert!(join(&[], &p, &never).unwrap().is_empty());
+        assert!(join(&[Text::default()], &p, &never).unwrap().is_empty());
+        // At threshold 0 every pair of non-empty labels matches, listed by group pair too.
+        let zero = MatchParams {
+            threshold: 0.0,
+            ..p
+        };
+        let (_, pairs) = join_groups(&labels, &zero, &never).unwrap();
+        assert_eq!(pairs.len(), 8); // "x" and "abc" self pairs, the 6 ordered pairs of 3 groups
+        assert_eq!(
+            join(&labels, &zero, &never).unwrap(),
+            join_brute(&labels, &zero)
+        );
+    }
+
+    #[test]
+    fn a_cancelled_join_stops() {
+        let labels = corpus(5, 400);
+        let cancel = Cancel::new();
+        cancel.cancel();
+        for t in [0.0, 0.85] {
+            let p = MatchParams {
+                threshold: t,
+                min_chars: 16,
+            };
+            assert_eq!(join(&labels, &p, &cancel), Err(Error::Interrupted));
+        }
     }
 
     /// The multiset intersection size of the q-grams of two sequences.
@@ -2085,6 +2433,7 @@ mod tests {
         // applies): whenever the ratio reaches t, the token overlap reaches tau(la + lb).
         let mut rng = Rng(99);
         let alphabet: Vec<u32> = "abc ".chars().map(|c| c as u32).collect();
+        let mut checked = 0;
         for round in 0..2000 {
             let la = if round % 10 == 0 {
                 200 + rng.below(50)
@@ -2102,31 +2451,38 @@ mod tests {
                 let common = gram_overlap(&a, &b, q);
                 for t in [0.5, 0.7, 0.8, 0.85, 0.9, r] {
                     if r >= t {
-                        if let Some(bound) = tau(a.len() + b.len(), t, q) {
-                            assert!(common >= bound, "{a:?} {b:?} t={t} q={q}");
-                        }
+                        // A pair whose ratio reaches t has an Mmin: tau exists (no silent skip).
+                        let bound = tau(a.len() + b.len(), t, q).expect("tau of a reachable t");
+                        assert!(common >= bound, "{a:?} {b:?} t={t} q={q}");
+                        checked += 1;
                     }
                 }
             }
         }
+        assert!(checked > 2000, "only {checked} bounds checked");
     }
 
     #[test]
     fn results_do_not_depend_on_the_thread_count() {
         let labels = corpus(777, 250);
         let p = MatchParams::default();
-        let one = rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .build()
-            .map(|pool| pool.install(|| join_groups_with_stats(&labels, &p)));
-        let many = rayon::ThreadPoolBuilder::new()
-            .num_threads(4)
-            .build()
-            .map(|pool| pool.install(|| join_groups_with_stats(&labels, &p)));
-        if let (Ok(one), Ok(many)) = (one, many) {
-            assert_eq!((&one.0, &one.1), (&many.0, &many.1));
-            assert_eq!(one.2.counts(), many.2.counts());
-        }
+        let run = |threads: usize| {
+            // A pool that cannot be built fails the test: it must not pass without comparing.
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .expect("a rayon pool");
+            assert_eq!(pool.current_num_threads(), threads);
+            pool.install(|| join_groups_with_stats(&labels, &p, &Cancel::never()))
+                .unwrap()
+        };
+        let (one, many) = (run(1), run(4));
+        assert!(
+            !one.1.is_empty(),
+            "the corpus has matching pairs to compare"
+        );
+        assert_eq!((&one.0, &one.1), (&many.0, &many.1));
+        assert_eq!(one.2.counts(), many.2.counts());
     }
 
     /// This process's CPU time from /proc (Linux; 0 elsewhere): the machine may be shared, so wall
@@ -2147,14 +2503,10 @@ mod tests {
     #[test]
     #[ignore]
     fn join_real_corpus_timing() {
-        let Ok(path) = std::env::var("MEMDEDUP_JOIN_CORPUS") else {
-            eprintln!("set MEMDEDUP_JOIN_CORPUS to a file with one label per line");
-            return;
-        };
-        let Ok(raw) = std::fs::read(&path) else {
-            eprintln!("cannot read {path}");
-            return;
-        };
+        // A timing harness run on purpose: without its corpus it fails rather than pass idle.
+        let path = std::env::var("MEMDEDUP_JOIN_CORPUS")
+            .expect("set MEMDEDUP_JOIN_CORPUS to a file with one label per line");
+        let raw = std::fs::read(&path).unwrap_or_else(|e| panic!("cannot read {path}: {e}"));
         let mut labels = Vec::new();
         let mut out = Vec::new();
         let mut skipped = 0usize;
@@ -2206,9 +2558,11 @@ mod tests {
         println!("{p:?} {mode:?}; load average before: {}", load.trim());
         let cpu0 = cpu_seconds();
         let start = std::time::Instant::now();
-        let (of, groups, stats) = join_groups_in(&labels, &p, mode);
+        let never = Cancel::never();
+        let (joined, stats) = join_groups_in(&labels, &p, mode, &never).unwrap();
         let t_groups = start.elapsed().as_secs_f64();
-        let pairs = expand_groups(&of, &groups);
+        let mut pairs = vec![[0u32; 2]; joined.pair_count(&never).unwrap()];
+        joined.expand_into(&mut pairs, &never).unwrap();
         let t_all = start.elapsed().as_secs_f64();
         println!("{stats:#?}");
         println!("cpu (user+sys, all threads) {:.3} s", cpu_seconds() - cpu0);
@@ -2225,7 +2579,7 @@ mod tests {
         let brute = join_brute(&labels[..k], &p);
         let t_brute = start.elapsed().as_secs_f64();
         let start = std::time::Instant::now();
-        let fast = join(&labels[..k], &p);
+        let fast = join(&labels[..k], &p, &never).unwrap();
         let t_fast = start.elapsed().as_secs_f64();
         println!(
             "first {k}: {} pairs, brute {t_brute:.3} s, join {t_fast:.3} s",

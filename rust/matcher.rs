@@ -19,12 +19,16 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
+use crate::cancel::Cancel;
 use crate::sym::Sym;
 
 /// The id of an element of `a` that does not occur in `b`.
 pub const NONE: u32 = u32::MAX;
 /// A junk or popular position of `b` in `BSide::run_ids`: equal to no id of `a` (not even [`NONE`]).
 const UNINDEXED: u32 = u32::MAX - 1;
+
+/// Rows a DP searches between polls of its [`Cancel`] where a row is a few vector steps.
+const POLL_ROWS: usize = 1024;
 
 /// The widest `b` range the byte-row DP takes (its run lengths are bytes).
 const DENSE_MAX_WIDTH: usize = 255;
@@ -1036,11 +1040,25 @@ pub struct Matcher {
     longest_run: usize,
     /// Runs being extended across anchor rows while listing: (diagonal, end row).
     open_runs: Vec<(usize, usize)>,
+    /// Polled by every loop whose work grows with the sequences (a row, a sub-range); once it is
+    /// cancelled the search stops early and its results mean nothing (the caller drops them).
+    cancel: Cancel,
 }
 
 impl Matcher {
     pub fn new() -> Self {
         Matcher::default()
+    }
+
+    /// Poll `cancel` from now on (a clone of it: call again, with [`Cancel::never`], to stop).
+    pub fn set_cancel(&mut self, cancel: &Cancel) {
+        self.cancel = cancel.clone();
+    }
+
+    /// Whether the caller's cancellation stopped this search: its results are then meaningless.
+    #[inline(always)]
+    pub fn stopped(&self) -> bool {
+        self.cancel.is_cancelled()
     }
 
     /// Map `a` onto `b`'s ids; every other method works on the last `a` set here.
@@ -1239,6 +1257,10 @@ impl Matcher {
             let mut last = (0usize, 0usize, 0usize);
             let mut r = alo + stride - 1;
             while r < ahi {
+                if self.stopped() {
+                    // An anchor row can scan all of `b`: stop at once (with any run, in bounds).
+                    return best;
+                }
                 let window = (alo, ahi, blo, bhi);
                 if T::DIRECT_ALPHABET == 256 {
                     // Labels: no memo (one closure as small as the byte search needs inlined).
@@ -1445,6 +1467,9 @@ impl Matcher {
         debug_assert!(self.cells.len() >= 2 * stride && b.len() < stride);
         let cells = self.cells.as_mut_ptr();
         for i in alo..ahi {
+            if self.cancel.is_cancelled() {
+                break; // (the buffers are cleared below all the same)
+            }
             let parity = (i - alo) & 1;
             let (cur, prev) = if parity == 0 {
                 (0, stride)
@@ -1508,6 +1533,9 @@ impl Matcher {
         self.dense.resize(2 * (width + 1 + DENSE_PAD), 0);
         let (mut prev, mut cur) = self.dense.split_at_mut(width + 1 + DENSE_PAD);
         for i in alo..ahi {
+            if (i - alo) % POLL_ROWS == 0 && self.cancel.is_cancelled() {
+                break;
+            }
             let x = self.a_bytes[FRONT_PAD + i];
             let row_max = dense_row(prev, &mut cur[1..], bytes, indexed, x, width) as usize;
             if row_max > bestsize {
@@ -1647,6 +1675,9 @@ impl Matcher {
                 let mut prev = [zero; N];
                 let mut over = _mm_set1_epi8(1); // bestsize + 1, the least value that beats it
                 for i in alo..ahi {
+                    if (i - alo) % POLL_ROWS == 0 && self.cancel.is_cancelled() {
+                        break;
+                    }
                     let x = _mm_loadu_si128(
                         SPLAT[self.a_bytes[FRONT_PAD + i] as usize].as_ptr().cast(),
                     );
@@ -1697,6 +1728,9 @@ impl Matcher {
         {
             let mut prev = [0u8; 16 * DENSE_REG_VECTORS + 1];
             for i in alo..ahi {
+                if (i - alo) % POLL_ROWS == 0 && self.cancel.is_cancelled() {
+                    break;
+                }
                 let x = self.a_bytes[FRONT_PAD + i];
                 for t in 0..width {
                     row[t] = if bytes[t] == x { prev[t] + 1 } else { 0 };
@@ -1787,6 +1821,9 @@ impl Matcher {
         let (mut found, mut from) = (1, j + 1);
         let mut r = i + 1;
         while r < ahi && from < bhi {
+            if (r - i) % POLL_ROWS == 0 && self.cancel.is_cancelled() {
+                break;
+            }
             if let Some(t) = first_equal_byte(bytes, from, bhi, a[r]) {
                 self.blocks.push((r as u32, t as u32, 1));
                 found += 1;
@@ -1830,6 +1867,9 @@ impl Matcher {
         let mut work = 0usize;
         let mut r = RUN_LIST_STRIDE - 1;
         while r < la && work <= budget && runs.len() <= RUN_LIST_MAX_RUNS {
+            if self.cancel.is_cancelled() {
+                break; // (incomplete: the ranges are then searched one by one, and stop too)
+            }
             open.retain(|&(_, end)| end > r);
             self.each_match_in_row(b, r, 0, lb, false, |m, j| {
                 let diagonal = j + la - r;
@@ -1891,6 +1931,9 @@ impl Matcher {
         self.start(b);
         let mut found = 0;
         while let Some(range) = self.queue.pop() {
+            if self.cancel.is_cancelled() {
+                break;
+            }
             found += self.step(b, range).0;
         }
         found
@@ -1900,6 +1943,9 @@ impl Matcher {
     pub fn matching_blocks<T: Sym>(&mut self, b: &BSide<T>) -> Vec<(usize, usize, usize)> {
         self.start(b);
         while let Some(range) = self.queue.pop() {
+            if self.cancel.is_cancelled() {
+                break;
+            }
             self.step(b, range);
         }
         self.blocks.sort_unstable();
@@ -1927,6 +1973,9 @@ impl Matcher {
         self.start(b);
         let mut found = 0;
         while let Some(range) = self.queue.pop() {
+            if self.cancel.is_cancelled() {
+                return false;
+            }
             pending -= ((range[1] - range[0]).min(range[3] - range[2])) as usize;
             let (k, added) = self.step(b, range);
             found += k;
@@ -2044,6 +2093,9 @@ fn has_avx2() -> bool {
 /// Performance notes: the anchor rows of a label pair's first range compare ~5 blocks of 16 columns
 /// a row, three compares each with `runs_only`; with 32 a step, half the blocks
 /// (`examples/bench_pairs.rs` under callgrind, one round: 10.65M -> 10.20M instructions).
+///
+/// # Safety
+/// The CPU must support AVX2. (Every load reads a bounds-checked slice.)
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn each_byte_match_avx2(
@@ -2066,11 +2118,14 @@ unsafe fn each_byte_match_avx2(
         // `b_bytes` holds FRONT_PAD bytes before `b` and DENSE_PAD (32) after it: the 32 bytes
         // from any column c - 1, c or c + 1 (c < len(b)) are inside.
         let at = FRONT_PAD + c;
-        let v = _mm256_loadu_si256(b_bytes[at..at + 32].as_ptr().cast());
+        // SAFETY: each load reads the 32 bytes of a bounds-checked slice.
+        let v = unsafe { _mm256_loadu_si256(b_bytes[at..at + 32].as_ptr().cast()) };
         let mut hits = _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, x)) as u32;
         if runs_only && hits != 0 {
-            let left = _mm256_loadu_si256(b_bytes[at - 1..at + 31].as_ptr().cast());
-            let right = _mm256_loadu_si256(b_bytes[at + 1..at + 33].as_ptr().cast());
+            // SAFETY: as above.
+            let left = unsafe { _mm256_loadu_si256(b_bytes[at - 1..at + 31].as_ptr().cast()) };
+            // SAFETY: as above.
+            let right = unsafe { _mm256_loadu_si256(b_bytes[at + 1..at + 33].as_ptr().cast()) };
             let before = _mm256_movemask_epi8(_mm256_cmpeq_epi8(left, above)) as u32;
             let after = _mm256_movemask_epi8(_mm256_cmpeq_epi8(right, below)) as u32;
             hits &= before | after;
@@ -2106,6 +2161,9 @@ const LANE_ROWS_MAX: usize = 255;
 /// label pairs, examples/bench_pairs.rs). An earlier version tested every row against the best so
 /// far and searched the row when it beat it; perf put a third of this function's time on that
 /// branch, which depends on the text and mispredicts.
+///
+/// # Safety
+/// The CPU must support AVX2. (The loads past the asserts below stay inside `bytes` and `a`.)
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn dense_rows_avx2<const N: usize, const TRANSPOSED: bool>(
@@ -2129,7 +2187,8 @@ unsafe fn dense_rows_avx2<const N: usize, const TRANSPOSED: bool>(
     let zero = _mm256_setzero_si256();
     let mut bv = [zero; N];
     for (k, v) in bv.iter_mut().enumerate() {
-        *v = _mm256_loadu_si256(bytes.as_ptr().add(32 * k).cast());
+        // SAFETY: `bytes` holds at least 32 * N bytes (asserted above): 32 from 32 * k are inside.
+        *v = unsafe { _mm256_loadu_si256(bytes.as_ptr().add(32 * k).cast()) };
     }
     // Lanes past the range (in the last vector only) never feed lower lanes; they are masked out of
     // the per-column bests after the last row.
@@ -2142,7 +2201,8 @@ unsafe fn dense_rows_avx2<const N: usize, const TRANSPOSED: bool>(
     let mut first_row = [zero; N];
     let mut row = zero;
     for i in alo..ahi {
-        let x = _mm256_set1_epi8(*a.get_unchecked(i) as i8);
+        // SAFETY: i < ahi <= a.len() (asserted above).
+        let x = _mm256_set1_epi8(unsafe { *a.get_unchecked(i) } as i8);
         for k in 0..N {
             // prev shifted up one byte across the whole vector, the byte below it carried in
             // (prev[k - 1] is still the previous row's: cur overwrites prev in descending k).
@@ -2180,7 +2240,8 @@ unsafe fn dense_rows_avx2<const N: usize, const TRANSPOSED: bool>(
             if hits != 0 {
                 let lane = hits.trailing_zeros() as usize;
                 let mut offsets = [0u8; 32];
-                _mm256_storeu_si256(offsets.as_mut_ptr().cast(), first_row[k]);
+                // SAFETY: stores 32 bytes into a local array of 32.
+                unsafe { _mm256_storeu_si256(offsets.as_mut_ptr().cast(), first_row[k]) };
                 let (end_i, end_j) = (alo + offsets[lane] as usize, blo + 32 * k + lane);
                 return (end_i + 1 - size, end_j + 1 - size, size);
             }
@@ -2210,7 +2271,7 @@ unsafe fn dense_rows_avx2<const N: usize, const TRANSPOSED: bool>(
 /// The largest byte of `v`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn hmax_epu8(v: std::arch::x86_64::__m256i) -> u8 {
+fn hmax_epu8(v: std::arch::x86_64::__m256i) -> u8 {
     use std::arch::x86_64::*;
     let mut m = _mm_max_epu8(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
     m = _mm_max_epu8(m, _mm_srli_si128(m, 8));
@@ -2223,7 +2284,7 @@ unsafe fn hmax_epu8(v: std::arch::x86_64::__m256i) -> u8 {
 /// The smallest byte of `v`.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn hmin_epu8(v: std::arch::x86_64::__m256i) -> u8 {
+fn hmin_epu8(v: std::arch::x86_64::__m256i) -> u8 {
     use std::arch::x86_64::*;
     // Each step folds the upper half of what is left onto the lower; the zeros the shifts bring in
     // land above it and never reach byte 0.
@@ -2947,6 +3008,54 @@ mod tests {
                 for t in [0.0, 0.3, 0.5, exact, 0.85, 0.9, 1.0, f64::NAN, 1.5, -1.0] {
                     m.set_a(a.as_bytes(), &side);
                     assert_eq!(m.ratio_at_least(&side, t), exact >= t, "{a:?} {b:?} {t}");
+                }
+            }
+        }
+    }
+
+    /// A search cancelled part way stops (whatever the strategy: dense rows, anchors, the sparse
+    /// DP with junk, line ids) and leaves the matcher's buffers as a finished one does: the next
+    /// search on it gives difflib's answer.
+    #[test]
+    fn a_cancelled_search_stops_and_leaves_the_matcher_reusable() {
+        use crate::cancel::Cancel;
+        let mut rng = crate::test_rng::Rng(4242);
+        let long = |rng: &mut crate::test_rng::Rng, n: usize, k: usize| -> Vec<u8> {
+            (0..n).map(|_| b"abcd"[rng.below(k)]).collect()
+        };
+        let (a, b) = (long(&mut rng, 200_000, 4), long(&mut rng, 200_000, 4));
+        let ids_a: Vec<u32> = a.iter().map(|&c| c as u32 % 3).collect();
+        let ids_b: Vec<u32> = b.iter().map(|&c| c as u32 % 3).collect();
+        let small: Vec<(Vec<u8>, Vec<u8>)> = (0..50)
+            .map(|_| {
+                let (la, lb) = (rng.below(300), rng.below(300));
+                (long(&mut rng, la, 3), long(&mut rng, lb, 3))
+            })
+            .collect();
+        for autojunk in [false, true] {
+            let mut m = Matcher::new();
+            for round in 0..2 {
+                let cancel = Cancel::new();
+                let stopper = cancel.clone();
+                let timer = std::thread::spawn(move || {
+                    std::thread::sleep(std::time::Duration::from_millis(20 * round));
+                    stopper.cancel();
+                });
+                m.set_cancel(&cancel);
+                let side = BSide::new(&b, autojunk);
+                m.set_a(&a, &side);
+                m.matching_blocks(&side);
+                timer.join().unwrap();
+                assert!(m.stopped());
+                let side = BSide::new(&ids_b, autojunk);
+                m.set_a(&ids_a, &side);
+                assert!(!m.ratio_at_least(&side, 0.5) || m.stopped());
+                m.set_cancel(&Cancel::never());
+                for (x, y) in &small {
+                    let side = BSide::new(y, autojunk);
+                    m.set_a(x, &side);
+                    let want = ratio(x, y, autojunk);
+                    assert_eq!(ratio_of(m.matches(&side), x.len() + y.len()), want);
                 }
             }
         }

@@ -108,6 +108,17 @@ impl Text {
         }
     }
 
+    /// Python's `str.strip()` of an ASCII label, and the label normalised: what replay keeps of it.
+    pub fn stripped_and_normalised_ascii(raw: &[u8]) -> (Text, Text) {
+        // Python's whitespace (not Rust's `trim_ascii`: \x0b and \x1c-\x1f count).
+        let space = |c: &u8| normalise::is_py_whitespace(*c as u32);
+        let start = raw.iter().position(|c| !space(c)).unwrap_or(raw.len());
+        let end = raw.iter().rposition(|c| !space(c)).map_or(start, |e| e + 1);
+        let mut norm = Vec::new();
+        normalise::normalise_ascii(raw, &mut norm);
+        (Text::Narrow(raw[start..end].to_vec()), Text::Narrow(norm))
+    }
+
     /// Python's normalisation when the text is ASCII (None otherwise: its lower-casing needs Python).
     pub fn normalise_ascii(&self) -> Option<Text> {
         match self {
@@ -235,6 +246,21 @@ impl Query {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ascii_strip_is_pythons() {
+        let (stripped, norm) = Text::stripped_and_normalised_ascii(b"\x1c\x0b  Uses  Ruff.\x1f ");
+        assert_eq!(stripped, Text::Narrow(b"Uses  Ruff.".to_vec()));
+        assert_eq!(norm, Text::Narrow(b"uses ruff".to_vec()));
+        assert_eq!(
+            Text::stripped_and_normalised_ascii(b" \t "),
+            (Text::Narrow(vec![]), Text::Narrow(vec![]))
+        );
+        assert_eq!(
+            Text::from_text(" \u{3000}x\u{85}").strip_py(),
+            Text::from_text("x")
+        );
+    }
 
     #[test]
     fn mixed_widths_agree() {

@@ -124,8 +124,8 @@ def test_replay_errors() -> None:
         batch.replay(["a"], scopes=["x", "y"])
     with pytest.raises(ValueError):
         batch.replay(["a"], prefix="upper")
-    with pytest.raises(InvalidInputError):
-        batch.replay(["a"], threshold=float("nan"))
+    # One rule for thresholds (issue 22): NaN is a threshold no ratio reaches, as in the reference.
+    assert batch.replay(["a", "a"], threshold=float("nan")).reason == ["new", "new"]
     with pytest.raises(TypeError):
         batch.replay(["a"], threshold="0.8")
 

@@ -1,7 +1,42 @@
-"""Type stubs for the compiled Rust extension (hand-written; keep in step with rust/python.rs)."""
+"""Type stubs for the compiled Rust extension (rust/python/); checked against it by
+``python -m mypy.stubtest memdedup._core``.
 
-from collections.abc import Callable, Sequence
-from typing import Any, SupportsFloat
+``threshold``/``cutoff`` and ``min_chars`` take any number Python can compare with a float (an
+int) and decide as Python's ``>=`` does (int, float, bool, Fraction, Decimal, numpy scalars);
+labels are coerced as ``str(label or "")``.
+"""
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, SupportsFloat, SupportsIndex, TypeAlias, final
+
+#: A threshold or cutoff: anything Python compares with a float.
+_Real: TypeAlias = SupportsFloat | SupportsIndex | Any
+#: A min_chars: anything Python compares with an int.
+_Count: TypeAlias = SupportsIndex | SupportsFloat | Any
+
+__all__ = [
+    "Codes",
+    "SequenceIndex",
+    "__version__",
+    "cdist",
+    "close_matches",
+    "clusters",
+    "join",
+    "labels_match",
+    "match_first",
+    "match_mask",
+    "match_pairs",
+    "match_reason",
+    "matching_blocks",
+    "normalise_label",
+    "pair_reasons",
+    "quick_ratio",
+    "ratio",
+    "real_quick_ratio",
+    "replay",
+]
+
+__version__: str
 
 def normalise_label(label: Any) -> str: ...
 def ratio(a: str, b: str, *, autojunk: bool = True) -> float: ...
@@ -12,62 +47,70 @@ def labels_match(
     stored: Any,
     incoming: Any,
     *,
-    threshold: float | SupportsFloat = 0.85,
-    min_chars: int = 16,
+    threshold: _Real = 0.85,
+    min_chars: _Count = 16,
     guards: Any = None,
 ) -> bool: ...
 def match_reason(
-    stored: Any, incoming: Any, *, threshold: float | SupportsFloat = 0.85, min_chars: int = 16
+    stored: Any, incoming: Any, *, threshold: _Real = 0.85, min_chars: _Count = 16
 ) -> tuple[str, float] | None: ...
 def match_first(
-    incoming: Any, candidates: Sequence[Any], *, threshold: float | SupportsFloat = 0.85, min_chars: int = 16
+    incoming: Any, candidates: Iterable[Any], *, threshold: _Real = 0.85, min_chars: _Count = 16
 ) -> int | None: ...
 def match_mask(
-    incoming: Any, candidates: Sequence[Any], *, threshold: float | SupportsFloat = 0.85, min_chars: int = 16
+    incoming: Any, candidates: Iterable[Any], *, threshold: _Real = 0.85, min_chars: _Count = 16
 ) -> list[bool]: ...
 def close_matches(
-    word: str, possibilities: Sequence[Any], cutoff: float, *, autojunk: bool = True
+    word: str, possibilities: Iterable[Any], cutoff: _Real, *, autojunk: bool = True
 ) -> list[tuple[float, int]] | None:
     """``(ratio, index)`` of each possibility reaching ``cutoff``; None if one is not an exact ``str``."""
 
 def match_pairs(
-    stored: Sequence[Any], incoming: Sequence[Any], *, threshold: float = 0.85, min_chars: int = 16
+    stored: Iterable[Any], incoming: Iterable[Any], *, threshold: _Real = 0.85, min_chars: _Count = 16
 ) -> bytes:
     """One byte per pair: 1 where ``labels_match(stored[k], incoming[k])``, else 0."""
 
 def cdist(
-    queries: Sequence[str],
-    choices: Sequence[str],
+    queries: Iterable[Any],
+    choices: Iterable[Any],
     *,
     autojunk: bool = True,
-    cutoff: float = 0.0,
+    cutoff: _Real = 0.0,
     normalise: bool = False,
-) -> bytes: ...
+) -> bytearray:
+    """The ratio matrix, row-major, as native-endian float64s (cells below ``cutoff`` are 0.0)."""
+
 def replay(
-    labels: Sequence[Any],
-    partitions: Sequence[int],
+    labels: Iterable[Any],
+    partitions: Iterable[int],
     *,
-    threshold: float = 0.85,
-    min_chars: int = 16,
+    threshold: _Real = 0.85,
+    min_chars: _Count = 16,
     prefix: str = "raw",
-    prefix_len: int = 20,
-    query_limit: int = 20,
+    prefix_len: SupportsIndex = 20,
+    query_limit: SupportsIndex = 20,
 ) -> tuple[list[int], list[str], list[float]]: ...
-def join(labels: Sequence[Any], *, threshold: float = 0.85, min_chars: int = 16) -> bytes:
+def join(labels: Iterable[Any], *, threshold: _Real = 0.85, min_chars: _Count = 16) -> bytes:
     """Native-endian u32 pairs ``(i, j)``, ``i < j``, sorted: every pair that matches."""
 
 def clusters(
-    n: int, pairs: Sequence[tuple[int, int]], *, mode: str = "canonical"
+    n: SupportsIndex, pairs: Iterable[tuple[int, int]], *, mode: str = "canonical"
 ) -> tuple[list[int], list[int | None]]: ...
 def pair_reasons(
-    labels: Sequence[Any], pairs: Sequence[tuple[int, int]], *, threshold: float = 0.85, min_chars: int = 16
+    labels: Iterable[Any],
+    pairs: Iterable[tuple[int, int]],
+    *,
+    threshold: _Real = 0.85,
+    min_chars: _Count = 16,
 ) -> tuple[list[str | None], list[float]]: ...
 
+@final
 class Codes:
     """A first sequence coded against one ``SequenceIndex.of_elements`` index."""
 
     def __len__(self) -> int: ...
 
+@final
 class SequenceIndex:
     """difflib's index of a second sequence (``b2j``, ``bjunk``, ``bpopular``), built once per ``b``.
 
@@ -75,24 +118,29 @@ class SequenceIndex:
     hashable elements); ``junk`` lists the element codes ``isjunk`` accepted.
     """
 
-    def __init__(
-        self, b: str | Sequence[int] | Codes, *, autojunk: bool = True, junk: Sequence[int] | None = None
-    ) -> None: ...
+    def __new__(
+        cls, b: str | Iterable[int] | Codes, *, autojunk: bool = True, junk: Iterable[int] | None = None
+    ) -> SequenceIndex: ...
     def __len__(self) -> int: ...
     def find_longest_match(
-        self, a: str | Sequence[int] | Codes, alo: int, ahi: int, blo: int, bhi: int
+        self,
+        a: str | Iterable[int] | Codes,
+        alo: SupportsIndex,
+        ahi: SupportsIndex,
+        blo: SupportsIndex,
+        bhi: SupportsIndex,
     ) -> tuple[int, int, int]: ...
-    def matching_blocks(self, a: str | Sequence[int] | Codes) -> list[tuple[int, int, int]]: ...
-    def matches(self, a: str | Sequence[int] | Codes) -> int: ...
-    def quick_matches(self, a: str | Sequence[int] | Codes) -> int: ...
-    def opcodes(self, a: str | Sequence[int] | Codes) -> list[tuple[str, int, int, int, int]]: ...
+    def matching_blocks(self, a: str | Iterable[int] | Codes) -> list[tuple[int, int, int]]: ...
+    def matches(self, a: str | Iterable[int] | Codes) -> int: ...
+    def quick_matches(self, a: str | Iterable[int] | Codes) -> int: ...
+    def opcodes(self, a: str | Iterable[int] | Codes) -> list[tuple[str, int, int, int, int]]: ...
     @staticmethod
     def of_elements(
         b: Sequence[object],
         *,
         autojunk: bool = True,
         isjunk: Callable[[Any], object] | None = None,
-        junk: Sequence[int] | None = None,
+        junk: Iterable[int] | None = None,
     ) -> SequenceIndex | None:
         """The index of an exact list or tuple of exact strs (or of exact bytes), coded in Rust with
         dict semantics; None for any other sequence."""

@@ -28,6 +28,7 @@ skip missing choices; but scores are difflib ratios on the 0-1 scale (rapidfuzz'
 
 from __future__ import annotations
 
+import decimal
 import math
 import numbers
 from collections.abc import Hashable, Iterable, Mapping, Sequence
@@ -73,12 +74,39 @@ __all__ = [
 ]
 
 
-def _check_threshold(threshold: float) -> float:
-    if isinstance(threshold, bool) or not isinstance(threshold, int | float):
-        raise InputTypeError(f"threshold must be a number, not {type(threshold).__name__}")
-    if math.isnan(threshold):
-        raise InvalidInputError("threshold must not be NaN")
-    return float(threshold)
+# `threshold` (and `cdist`'s `score_cutoff`) and `min_chars` go to the backend as they were given:
+# the contract compares `ratio >= threshold` and `len(shorter) >= min_chars` with whatever was
+# passed, so any number Python can compare that way (an int of any size, a float, NaN, a bool, a
+# Fraction, a Decimal, a numpy scalar) decides exactly as Python's `>=` does. The Rust core
+# reduces each once, exactly, and refuses at once what Python cannot compare (`InputTypeError`);
+# `_comparable` refuses the same on the reference backend, which would otherwise fail only at the
+# first comparison it reaches.
+
+
+def _comparable(threshold: Any, min_chars: Any = DEDUP_SUBSUME_MIN_CHARS) -> None:
+    """Refuse, as the Rust core does, a threshold Python cannot compare with a float or a min_chars
+    it cannot compare with an int (a comparison that raises anything else raises that). The Rust core
+    checks the same itself; checking here too keeps both backends' refusals identical."""
+    for name, value, left in (("threshold", threshold, 0.5), ("min_chars", min_chars, 5)):
+        try:
+            bool(left >= value)
+        except TypeError as exc:
+            raise InputTypeError(
+                f"{name} must be a number Python can compare with {type(left).__name__}, "
+                f"not {type(value).__name__}"
+            ) from exc
+
+
+def _check_threshold(threshold: Any) -> Any:
+    """A threshold for a whole-table run (the CLI, ``memdedup.dask``): a number in [0, 1], returned as
+    given (NaN, or anything Python cannot compare with a float, is refused)."""
+    try:
+        in_range = bool(0.0 <= threshold <= 1.0)
+    except TypeError as exc:
+        raise InputTypeError(f"threshold must be a number, not {type(threshold).__name__}") from exc
+    if not in_range:
+        raise InvalidInputError(f"threshold must lie in [0, 1], not {threshold}")
+    return threshold
 
 
 def check_min_chars(min_chars: int, name: str = "min_chars") -> int:
@@ -109,8 +137,7 @@ def match_reason(
         >>> match_reason("Prefers dark mode", "prefers dark mode in every editor")
         ('containment', 0.68)
     """
-    threshold = _check_threshold(threshold)
-    min_chars = check_min_chars(min_chars)
+    _comparable(threshold, min_chars)
     if is_missing(stored) or is_missing(incoming):
         return None
     found = _impl.match_reason(stored, incoming, threshold=threshold, min_chars=min_chars)
@@ -128,8 +155,7 @@ def match_first(
     write-time path: the incoming label is prepared once and the candidates decided in one call).
     Defaults: ``threshold=0.85``, ``min_chars=16``. A missing incoming label matches nothing; a missing
     candidate is never matched."""
-    threshold = _check_threshold(threshold)
-    min_chars = check_min_chars(min_chars)
+    _comparable(threshold, min_chars)
     if is_missing(incoming):
         return None
     found = _impl.match_first(incoming, as_labels(candidates), threshold=threshold, min_chars=min_chars)
@@ -151,8 +177,7 @@ def match_pairs(
     once every label is read. In the Rust core a label's ``__str__`` that shortens the lists raises
     ``IndexError``.
     """
-    threshold = _check_threshold(threshold)
-    min_chars = check_min_chars(min_chars)
+    _comparable(threshold, min_chars)
     if len(stored) != len(incoming):
         raise InvalidInputError(f"stored has {len(stored)} labels but incoming has {len(incoming)}")
     # Lists go as they are, unscanned: even a pass over the item types touches every object (a cache
@@ -179,16 +204,16 @@ def _check_cutoff(score_cutoff: float | None) -> float:
     error that names the scale."""
     if score_cutoff is None:
         return 0.0
-    if isinstance(score_cutoff, bool) or not isinstance(score_cutoff, numbers.Real):
+    if isinstance(score_cutoff, bool) or not isinstance(score_cutoff, (numbers.Real, decimal.Decimal)):
         raise InputTypeError(f"score_cutoff must be a number, not {type(score_cutoff).__name__}")
     value = float(score_cutoff)
-    if math.isnan(value) or not 0.0 <= value <= 1.0:
+    if math.isnan(value) or not 0 <= score_cutoff <= 1:
         hint = f" ({value:g} on rapidfuzz's 0-100 scale is {value / 100:g} here)" if 1 < value <= 100 else ""
         raise InvalidInputError(
             f"score_cutoff must lie in [0, 1]: memdedup's scores are difflib ratios on a 0-1 scale, "
             f"not 0-100{hint}; got {score_cutoff!r}"
         )
-    return value
+    return score_cutoff  # as given: the core compares a Fraction or a Decimal exactly
 
 
 def _check_workers(workers: int) -> int:
@@ -257,8 +282,9 @@ def cdist(
     queries, missing_queries = labels_and_mask(queries)
     choices, missing_choices = labels_and_mask(choices)
     extra: dict[str, Any] = {"workers": workers} if _core_takes(_impl.cdist, "workers") else {}
+    # A bytearray filled in place: numpy views it writable, without a copy.
     raw = _impl.cdist(queries, choices, autojunk=autojunk, cutoff=cutoff, normalise=normalise, **extra)
-    scores = np.frombuffer(raw, dtype=np.float64).reshape(len(queries), len(choices)).copy()
+    scores = np.frombuffer(raw, dtype=np.float64).reshape(len(queries), len(choices))
     if missing_queries is not None:
         scores[missing_queries, :] = 0.0
     if missing_choices is not None:
@@ -287,7 +313,9 @@ def extract(
     if is_missing(query) or limit == 0:
         return []
     scores = cdist([query], values, score_cutoff=cutoff, normalise=normalise, workers=workers)[0]
-    kept = np.arange(len(values)) if cutoff == 0.0 else np.flatnonzero(scores >= cutoff)
+    # cdist zeroes every score below a positive cutoff (compared exactly, whatever its number type),
+    # so what remains above zero is what reaches it.
+    kept = np.arange(len(values)) if cutoff == 0 else np.flatnonzero(scores > 0.0)
     order = kept[np.argsort(-scores[kept], kind="stable")]
     if limit is not None:
         order = order[:limit]
@@ -407,8 +435,7 @@ def replay(
     ``guards`` (off by default): a candidate must also pass :func:`memdedup.guards.guards_allow`. A
     guarded replay runs in Python (:func:`memdedup.guards.replay_guarded`), several times slower.
     """
-    threshold = _check_threshold(threshold)
-    min_chars = check_min_chars(min_chars)
+    _comparable(threshold, min_chars)
     if prefix not in ("raw", "normalised"):
         raise InvalidInputError(f"prefix must be 'raw' or 'normalised', not {prefix!r}")
     if prefix_len < 0 or query_limit < 0:
@@ -448,8 +475,7 @@ def join(
     ``(i, j)``. Defaults: ``threshold=0.85``, ``min_chars=16``, one scope, no guards (``guards`` drops
     the pairs :func:`memdedup.guards.guards_allow` blocks). A missing label is empty: in no pair.
     ``progress`` (a :class:`memdedup.progress.Progress`) shows the phase."""
-    threshold = _check_threshold(threshold)
-    min_chars = check_min_chars(min_chars)
+    _comparable(threshold, min_chars)
     labels = as_labels(labels)
     parts = _partitions(len(labels), scopes, None)
     groups: dict[int, list[int]] = {}
@@ -519,8 +545,7 @@ def clusters(
     """
     if mode not in ("canonical", "components"):
         raise InvalidInputError(f"mode must be 'canonical' or 'components', not {mode!r}")
-    threshold = _check_threshold(threshold)
-    min_chars = check_min_chars(min_chars)
+    _comparable(threshold, min_chars)
     labels = as_labels(labels)
     if pairs is None:
         pairs = join(
@@ -694,8 +719,6 @@ def dedup_table(
     import time
 
     threshold = _check_threshold(threshold)
-    if not 0.0 <= threshold <= 1.0:
-        raise InvalidInputError(f"threshold must lie in [0, 1], not {threshold}")
     min_chars = check_min_chars(min_chars)
     shown = progress if progress is not None else _NO_PROGRESS
     parameters: dict[str, Any] = {"threshold": threshold, "min_chars": min_chars}

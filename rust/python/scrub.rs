@@ -6,14 +6,17 @@
 //! subclass's override is never called). Spans come back as code-point offsets. A scan checks for
 //! Ctrl-C between rules.
 
-use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyString};
 
+use super::error::{invalid, wrong_type};
 use crate::scrub::{detector, Detector, KeyClass};
 
+/// The detector; a catalogue that does not build is a bug of this package (the catalogue is tested
+/// by `cargo test`), not of the input, hence `RuntimeError`.
 fn the_detector() -> PyResult<&'static Detector> {
     detector().map_err(|e| {
         PyRuntimeError::new_err(format!("the credential catalogue did not build: {e}"))
@@ -24,7 +27,7 @@ fn as_str<'a, 'py>(value: &'a Bound<'py, PyAny>, what: &str) -> PyResult<&'a Bou
     // The message names no type: a type's name is as attacker-chosen as any other string.
     value
         .cast::<PyString>()
-        .map_err(|_| PyTypeError::new_err(format!("{what} must be a str")))
+        .map_err(|_| wrong_type(value.py(), format!("{what} must be a str")))
 }
 
 /// Run `f` on the UTF-8 (or WTF-8) bytes of `text`.
@@ -39,7 +42,7 @@ fn with_bytes<R>(text: &Bound<'_, PyString>, f: impl FnOnce(&[u8]) -> PyResult<R
             )?;
             let bytes = encoded
                 .cast::<PyBytes>()
-                .map_err(|_| PyTypeError::new_err("str.encode returned no bytes"))?;
+                .map_err(|_| wrong_type(py, "str.encode returned no bytes"))?;
             f(bytes.as_bytes())
         }
     }
@@ -114,7 +117,7 @@ fn credential_key_words(name: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
 fn credential_value_kept(kind: &str, value: &Bound<'_, PyAny>, quoted: bool) -> PyResult<bool> {
     let det = the_detector()?;
     let class =
-        KeyClass::parse(kind).map_err(|_| PyValueError::new_err("kind must be a key kind"))?;
+        KeyClass::parse(kind).map_err(|_| invalid(value.py(), "kind must be a key kind"))?;
     with_bytes(as_str(value, "value")?, |bytes| {
         Ok(det.values().kept(class, bytes, quoted))
     })
