@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import random
+from typing import Any
 
 import numpy as np
 import pytest
@@ -370,11 +371,6 @@ def test_missing_values_never_match_in_pair_functions() -> None:
         assert batch.match_reason(missing, "nan") is None and batch.match_reason("nan", missing) is None
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="a plain list goes to the core unscanned (speed): needs the core to read NaN and pd.NA as empty "
-    "in the extended entry points (the bindings branch)",
-)
 def test_missing_values_in_plain_lists_never_match_in_match_pairs() -> None:
     for missing in _missing_values():
         assert batch.match_pairs([missing, "nan"], ["nan", missing]).tolist() == [False, False], missing
@@ -394,8 +390,12 @@ def test_match_reason_is_public_and_typed() -> None:
         memdedup.match_reason("Prefers dark mode", "prefers dark mode in every editor", min_chars=40) is None
     )
     assert "threshold: 'float' = 0.85" in str(__import__("inspect").signature(memdedup.match_reason))
-    with pytest.raises(InvalidInputError, match="min_chars must be 0 or more"):
-        memdedup.match_reason("a", "b", min_chars=-1)
+    # The library takes min_chars as labels_match does (any number Python compares with a length: a
+    # negative one admits every length); the commands' --min-chars refuses a negative value.
+    assert memdedup.match_reason("ab", "xaby", min_chars=-1) == _reference.match_reason(
+        "ab", "xaby", threshold=0.85, min_chars=-1
+    )
+    assert memdedup.match_reason("ab", "xaby", min_chars=-1) == ("containment", 2 * 2 / 6)
 
 
 def test_extract_follows_rapidfuzz_conventions() -> None:
@@ -478,3 +478,51 @@ def test_public_functions_show_their_real_defaults() -> None:
         signature = str(inspect.signature(function))
         assert "Ellipsis" not in signature and "..." not in signature, signature
     assert "limit: 'int | None' = 5" in str(inspect.signature(batch.extract))
+
+
+MISSING_LIKE = [None, float("nan"), np.float64("nan"), np.float32("nan"), "nan", "", 0.0, 1.5, "NaN."]
+
+
+@pytest.mark.parametrize("missing", [True, False])
+def test_missing_values_one_rule_in_core_and_reference(missing: bool) -> None:
+    # The extended API (missing=True) reads None/NaN/pd.NA as the empty label; missing=False is the
+    # seed's str(label or "") (a float NaN is the label "nan"), which the drop-in keeps. The core and
+    # the reference agree either way, label by label.
+    from memdedup import _backend
+
+    pd = pytest.importorskip("pandas")
+    labels = [*MISSING_LIKE, pd.NA, pd.NaT]
+    core = _backend.impl
+
+    def outcome(fn: Any, *args: Any, **kw: Any) -> Any:
+        try:
+            result = fn(*args, **kw)
+        except TypeError:  # bool(pd.NA) raises, in str(label or "")
+            return "TypeError"
+        return list(result) if isinstance(result, list | bytes) else result
+
+    kw = {"threshold": 0.85, "min_chars": 1, "missing": missing}
+    for a in labels:
+        for b in labels:
+            for name in ("labels_match", "match_reason"):
+                assert outcome(getattr(core, name), a, b, **kw) == outcome(
+                    getattr(_reference, name), a, b, **kw
+                )
+        # The core reads every candidate before deciding, the reference stops at its first match: a
+        # candidate whose reading raises (bool(pd.NA) under missing=False) is compared on both only
+        # where the reference reaches it too (match_mask).
+        for name in ("match_mask", "match_first") if missing else ("match_mask",):
+            assert outcome(getattr(core, name), a, labels, **kw) == outcome(
+                getattr(_reference, name), a, labels, **kw
+            )
+    if not missing:
+        labels = [x for x in labels if x is not pd.NA]
+    stored = [a for a in labels for _ in labels] * 200  # past the pipelined reader's threshold
+    incoming = [b for _ in labels for b in labels] * 200
+    got = np.frombuffer(core.match_pairs(stored, incoming, threshold=0.85, missing=missing), dtype=bool)
+    want = _reference.match_pairs(stored[: len(labels) ** 2], incoming[: len(labels) ** 2], missing=missing)
+    assert got.tolist() == want * 200
+    if missing:
+        assert not core.labels_match(float("nan"), "nan", threshold=0.0)
+    else:
+        assert core.labels_match(float("nan"), "nan", threshold=0.85, missing=False)

@@ -25,7 +25,7 @@ with warnings.catch_warnings(record=True) as caught:
     from memdedup import batch, dedup
 print(memdedup.IMPLEMENTATION)
 print(any("pure-Python reference" in str(w.message) for w in caught))
-print(dedup.labels_match("Uses pytest and ruff.", "uses pytest and ruff for Python projects"))
+print(dedup.labels_match("Uses pytest and ruff.", "uses pytest and ruff for Python projects", threshold=0.85))
 print(batch.join(["a b c d", "a b c d", "x"]).tolist())
 """
     )

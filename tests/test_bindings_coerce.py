@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 from memdedup import _reference, batch
 from memdedup._backend import impl
-from memdedup.errors import InputTypeError
+from memdedup.errors import InputTypeError, InvalidInputError
 from strategies import seed_labels_match, seed_match_reason
 from test_bindings_child import requires_rust
 
@@ -241,10 +241,12 @@ def test_a_bad_value_is_refused_before_any_work() -> None:
 
 @pytest.mark.parametrize(
     "cutoff",
-    [None, 0.5, Fraction(1, 2), Decimal("0.5"), 0, 1, True, np.float32(0.5), Fraction(2, 3), math.nan, 0.0],
+    [None, 0.5, Fraction(1, 2), Decimal("0.5"), 0, 1, np.float32(0.5), Fraction(2, 3), 0.0],
     ids=ids,
 )
 def test_cdist_and_extract_cutoffs(cutoff: Any) -> None:
+    # rapidfuzz's conventions (score_cutoff None or 0 keeps every choice), compared exactly for any
+    # number type.
     queries = ["abcd", "uses pytest", "ab"]
     choices = ["abce", "uses pytest and ruff", "ab", "", "zz", "abdc"]
     got = batch.cdist(queries, choices, score_cutoff=cutoff)
@@ -255,6 +257,12 @@ def test_cdist_and_extract_cutoffs(cutoff: Any) -> None:
             assert got[i, j] == want, (q, c, r, cutoff)
     for q in queries:
         scores = [SequenceMatcher(None, q, c).ratio() for c in choices]
-        keep = [k for k, s in enumerate(scores) if (cutoff is None or (s >= cutoff and s > 0))]
+        keep = [k for k, s in enumerate(scores) if (cutoff is None or s >= cutoff)]
         keep.sort(key=lambda k: -scores[k])
         assert [key for _, _, key in batch.extract(q, choices, score_cutoff=cutoff, limit=None)] == keep
+
+
+@pytest.mark.parametrize("cutoff", [True, math.nan, -0.1, 1.5, 60], ids=ids)
+def test_cdist_refuses_cutoffs_off_the_0_1_scale(cutoff: Any) -> None:
+    with pytest.raises((InputTypeError, InvalidInputError)):
+        batch.cdist(["a"], ["a"], score_cutoff=cutoff)

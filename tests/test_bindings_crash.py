@@ -372,8 +372,12 @@ ABSURD_PROBES = {
         "m typed",
     ),
     "cdist cutoff nan": (
-        "same('c', lambda: batch.cdist(['ab'], ['ab', 'cd'], score_cutoff=math.nan).tolist(), "
-        "lambda: [[0.0, 0.0]])",
+        "typed('c', lambda: batch.cdist(['ab'], ['ab', 'cd'], score_cutoff=math.nan))",
+        "c typed",
+    ),
+    "core cdist cutoff nan": (
+        "same('c', lambda: list(__import__('struct').iter_unpack('d', _core.cdist(['ab'], ['ab', 'cd'], "
+        "cutoff=math.nan))), lambda: [(0.0,), (0.0,)])",
         "c same",
     ),
 }

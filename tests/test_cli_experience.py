@@ -200,11 +200,6 @@ def test_an_interrupted_file_output_leaves_nothing_behind(tmp_path: Path) -> Non
     assert [p.name for p in tmp_path.iterdir()] == []
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="needs the core's interruptible long calls (the bindings branch): until then SIGINT is seen only "
-    "when the join returns, minutes later",
-)
 def test_ctrl_c_during_a_long_join_exits_130_at_once(tmp_path: Path) -> None:
     # About 300,000 near-duplicate labels: one join call of several minutes on this machine. Interrupted
     # a second into it, the command must be gone long before the join could have finished (the 30 s

@@ -21,6 +21,9 @@ __all__ = [
     "cdist",
     "close_matches",
     "clusters",
+    "credential_key_kind",
+    "credential_key_words",
+    "credential_value_kept",
     "join",
     "labels_match",
     "match_first",
@@ -34,6 +37,8 @@ __all__ = [
     "ratio",
     "real_quick_ratio",
     "replay",
+    "scan_secrets",
+    "secret_rule_widths",
 ]
 
 __version__: str
@@ -50,15 +55,26 @@ def labels_match(
     threshold: _Real = 0.85,
     min_chars: _Count = 16,
     guards: Any = None,
+    missing: bool = True,
 ) -> bool: ...
 def match_reason(
-    stored: Any, incoming: Any, *, threshold: _Real = 0.85, min_chars: _Count = 16
+    stored: Any, incoming: Any, *, threshold: _Real = 0.85, min_chars: _Count = 16, missing: bool = True
 ) -> tuple[str, float] | None: ...
 def match_first(
-    incoming: Any, candidates: Iterable[Any], *, threshold: _Real = 0.85, min_chars: _Count = 16
+    incoming: Any,
+    candidates: Iterable[Any],
+    *,
+    threshold: _Real = 0.85,
+    min_chars: _Count = 16,
+    missing: bool = True,
 ) -> int | None: ...
 def match_mask(
-    incoming: Any, candidates: Iterable[Any], *, threshold: _Real = 0.85, min_chars: _Count = 16
+    incoming: Any,
+    candidates: Iterable[Any],
+    *,
+    threshold: _Real = 0.85,
+    min_chars: _Count = 16,
+    missing: bool = True,
 ) -> list[bool]: ...
 def close_matches(
     word: str, possibilities: Iterable[Any], cutoff: _Real, *, autojunk: bool = True
@@ -66,9 +82,15 @@ def close_matches(
     """``(ratio, index)`` of each possibility reaching ``cutoff``; None if one is not an exact ``str``."""
 
 def match_pairs(
-    stored: Iterable[Any], incoming: Iterable[Any], *, threshold: _Real = 0.85, min_chars: _Count = 16
+    stored: Iterable[Any],
+    incoming: Iterable[Any],
+    *,
+    threshold: _Real = 0.85,
+    min_chars: _Count = 16,
+    missing: bool = True,
 ) -> bytes:
-    """One byte per pair: 1 where ``labels_match(stored[k], incoming[k])``, else 0."""
+    """One byte per pair: 1 where ``labels_match(stored[k], incoming[k])``, else 0. ``missing``: a missing
+    value (None, NaN, ``pd.NA``) is the empty label; False reads labels as the seed's ``str(label or "")``."""
 
 def cdist(
     queries: Iterable[Any],
@@ -152,7 +174,7 @@ class SequenceIndex:
     def popular(self) -> list[int]: ...
     def b2j(self) -> list[tuple[int, list[int]]]: ...
 
-# The credential detector (rust/scrub, bound in rust/python_scrub.rs); memdedup.scrub keeps the policy.
+# The credential detector (rust/scrub, bound in rust/python/scrub.rs); memdedup.scrub keeps the policy.
 def scan_secrets(text: str, pii: bool = False) -> list[tuple[int, int, str, str]]:
     """Every credential in ``text``: ``(start, end, rule id, kind)``, code-point offsets, non-overlapping,
     sorted; ``pii`` adds the e-mail and phone rules. Checks for Ctrl-C between rules."""

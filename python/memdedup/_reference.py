@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from difflib import SequenceMatcher
 from typing import Any
 
+from memdedup.missing import is_missing
 from memdedup.scope import stored_scope_path
 
 DEDUP_SIMILARITY_THRESHOLD = 0.85
@@ -50,6 +51,13 @@ def matching_blocks(a: str, b: str, *, autojunk: bool = True) -> list[tuple[int,
     return [(m.a, m.b, m.size) for m in SequenceMatcher(None, a, b, autojunk=autojunk).get_matching_blocks()]
 
 
+def _label(label: Any, missing: bool) -> Any:
+    """A label as the matching functions read it: with ``missing`` (the extended API's rule), a missing
+    value (:func:`memdedup.missing.is_missing`) is the empty label; without, the seed's ``str(label or
+    "")`` reads a float NaN as ``"nan"``."""
+    return "" if missing and not isinstance(label, str) and is_missing(label) else label
+
+
 def _contract_match(stored: Any, incoming: Any, threshold: float, min_chars: int) -> bool:
     a, b = normalise_label(stored), normalise_label(incoming)
     if not a or not b:
@@ -67,13 +75,14 @@ def labels_match(
     threshold: float = DEDUP_SIMILARITY_THRESHOLD,
     min_chars: int = DEDUP_SUBSUME_MIN_CHARS,
     guards: Any = None,
+    missing: bool = True,
 ) -> bool:
     """Ratio (stored first) >= threshold, or the shorter normalised label (>= min_chars) is in the longer.
 
     ``guards`` (off by default): also require :func:`memdedup.guards.guards_allow`; the guards are parsed
-    (and refused) even when the labels differ, as the core does.
+    (and refused) even when the labels differ, as the core does. ``missing``: see :func:`_label`.
     """
-    matched = _contract_match(stored, incoming, threshold, min_chars)
+    matched = _contract_match(_label(stored, missing), _label(incoming, missing), threshold, min_chars)
     if guards is None:
         return matched
     from memdedup import guards as guard_rules  # imported here: memdedup.guards imports the backend
@@ -88,13 +97,14 @@ def match_reason(
     *,
     threshold: float = DEDUP_SIMILARITY_THRESHOLD,
     min_chars: int = DEDUP_SUBSUME_MIN_CHARS,
+    missing: bool = True,
 ) -> tuple[str, float] | None:
     """Why two labels match: ``("ratio", score)`` or ``("containment", score)``; None when they do not.
 
     The ratio rule is tried first, as in :func:`labels_match`; the score is always the exact ratio of the
     normalised labels (stored first).
     """
-    a, b = normalise_label(stored), normalise_label(incoming)
+    a, b = normalise_label(_label(stored, missing)), normalise_label(_label(incoming, missing))
     if not a or not b:
         return None
     score = SequenceMatcher(None, a, b).ratio()
@@ -112,10 +122,11 @@ def match_first(
     *,
     threshold: float = DEDUP_SIMILARITY_THRESHOLD,
     min_chars: int = DEDUP_SUBSUME_MIN_CHARS,
+    missing: bool = True,
 ) -> int | None:
     """Index of the first candidate that ``labels_match(candidate, incoming)`` accepts."""
     for index, candidate in enumerate(candidates):
-        if labels_match(candidate, incoming, threshold=threshold, min_chars=min_chars):
+        if labels_match(candidate, incoming, threshold=threshold, min_chars=min_chars, missing=missing):
             return index
     return None
 
@@ -126,9 +137,12 @@ def match_mask(
     *,
     threshold: float = DEDUP_SIMILARITY_THRESHOLD,
     min_chars: int = DEDUP_SUBSUME_MIN_CHARS,
+    missing: bool = True,
 ) -> list[bool]:
     """``labels_match(candidate, incoming)`` for every candidate, in order."""
-    return [labels_match(c, incoming, threshold=threshold, min_chars=min_chars) for c in candidates]
+    return [
+        labels_match(c, incoming, threshold=threshold, min_chars=min_chars, missing=missing) for c in candidates
+    ]
 
 
 async def find_canonical_node(
@@ -155,7 +169,7 @@ async def find_canonical_node(
         write_path = scope.scope_path
         for node in candidates:
             node_label = getattr(node, "label", "") or ""
-            if not labels_match(node_label, label, threshold=threshold):
+            if not labels_match(node_label, label, threshold=threshold, missing=False):
                 continue
             stored = stored_scope_path(getattr(node, "properties", None), getattr(node, "tenant_id", ""))
             if stored != write_path:
@@ -172,12 +186,13 @@ def match_pairs(
     *,
     threshold: float = DEDUP_SIMILARITY_THRESHOLD,
     min_chars: int = DEDUP_SUBSUME_MIN_CHARS,
+    missing: bool = True,
 ) -> list[bool]:
     stored, incoming = list(stored), list(incoming)
     if len(stored) != len(incoming):
         raise ValueError(f"stored has {len(stored)} labels but incoming has {len(incoming)}")
     return [
-        labels_match(a, b, threshold=threshold, min_chars=min_chars)
+        labels_match(a, b, threshold=threshold, min_chars=min_chars, missing=missing)
         for a, b in zip(stored, incoming, strict=True)
     ]
 

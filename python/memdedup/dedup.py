@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from memdedup import _reference
 from memdedup._backend import impl as _impl
 from memdedup._reference import (
     DEDUP_PREFIX_LEN,
@@ -27,6 +28,7 @@ from memdedup._reference import (
     DEDUP_SUBSUME_MIN_CHARS,
 )
 from memdedup.difflib import SequenceMatcher
+from memdedup.errors import InputTypeError
 from memdedup.guards import as_guards, guards_allow
 from memdedup.scope import materialise_scope_path, stored_scope_path
 
@@ -64,8 +66,15 @@ def labels_match(stored: str, incoming: str, *, threshold: float) -> bool:
 
     symfonic-core's signature exactly: ``threshold`` is keyword-only and required; no ``min_chars``, no
     ``guards`` (those are :func:`labels_match_ext`'s).
+
+    A threshold the core cannot compare with a ratio (a str, None) is refused by the core up front;
+    the seed compares it only when both labels are non-empty, so such a call takes the reference,
+    which fails (or answers) exactly where the seed does.
     """
-    return _impl.labels_match(stored, incoming, threshold=threshold)
+    try:
+        return _impl.labels_match(stored, incoming, threshold=threshold, missing=False)
+    except InputTypeError:
+        return _reference.labels_match(stored, incoming, threshold=threshold, missing=False)
 
 
 async def find_canonical_node(
@@ -135,7 +144,7 @@ async def _find_canonical_node(
         write_path = materialise_scope_path(scope)
         try:
             labels = [getattr(node, "label", "") or "" for node in candidates]
-            matched = _impl.match_mask(label, labels, threshold=threshold)
+            matched = _impl.match_mask(label, labels, threshold=threshold, missing=False)
         except Exception:
             # The seed's loop, label by label: it fails (or not) exactly where the seed's would.
             for node in candidates:

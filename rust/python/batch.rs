@@ -12,7 +12,7 @@ use super::coerce::{
 use super::error::{invalid, to_pyerr, type_name, wrong_type};
 use super::ffi;
 use super::interrupt::{run_here, run_pool, Signals};
-use super::text::{label_str, normalise_str, normalised, text_of};
+use super::text::{label_str, normalise_str, normalised, text_of, MissingAsEmpty};
 use crate::batch::{ReplayInput, ReplayParams, DEFAULT_PREFIX_LEN, DEFAULT_QUERY_LIMIT};
 use crate::error::{Error, Result};
 use crate::labels::{self, LabelBatch, PairReader, PIPELINE_CHUNK};
@@ -87,8 +87,8 @@ impl PairReader for ListPairs<'_, '_> {
 /// byte per decision (0 or 1), for numpy to view as bool without a list of Python objects.
 #[pyfunction]
 #[pyo3(
-    signature = (stored, incoming, *, threshold = DEFAULT_THRESHOLD, min_chars = DEFAULT_MIN_CHARS),
-    text_signature = "(stored, incoming, *, threshold=0.85, min_chars=16)"
+    signature = (stored, incoming, *, threshold = DEFAULT_THRESHOLD, min_chars = DEFAULT_MIN_CHARS, missing = true),
+    text_signature = "(stored, incoming, *, threshold=0.85, min_chars=16, missing=True)"
 )]
 pub fn match_pairs<'py>(
     py: Python<'py>,
@@ -96,7 +96,9 @@ pub fn match_pairs<'py>(
     incoming: &Bound<'py, PyAny>,
     threshold: Threshold,
     min_chars: MinChars,
+    missing: bool,
 ) -> PyResult<Bound<'py, PyBytes>> {
+    let _missing = MissingAsEmpty::set(missing);
     let p = params(threshold, min_chars);
     let unequal =
         |a: usize, b: usize| invalid(py, format!("stored has {a} labels but incoming has {b}"));

@@ -15,7 +15,7 @@ use super::ffi;
 use super::interrupt::{run_here, DETACH_MIN_WORK};
 use super::text::{
     label_str, normalise_str, normalised, normalised_bytes_into, normalised_codepoints_into,
-    text_of, to_pystring, with_cancelled_matcher, with_scratch, Scratch,
+    text_of, to_pystring, with_cancelled_matcher, with_scratch, MissingAsEmpty, Scratch,
 };
 use crate::contract::MatchParams;
 use crate::matcher::{self, ratio_with, BSide};
@@ -257,8 +257,8 @@ pub fn matching_blocks<'py>(
 /// `guards` option cost about as much as the decision (docs/perf.md, "One pair").
 #[pyfunction]
 #[pyo3(
-    signature = (stored, incoming, *, threshold = DEFAULT_THRESHOLD, min_chars = DEFAULT_MIN_CHARS, guards = None),
-    text_signature = "(stored, incoming, *, threshold=0.85, min_chars=16, guards=None)"
+    signature = (stored, incoming, *, threshold = DEFAULT_THRESHOLD, min_chars = DEFAULT_MIN_CHARS, guards = None, missing = true),
+    text_signature = "(stored, incoming, *, threshold=0.85, min_chars=16, guards=None, missing=True)"
 )]
 pub fn labels_match(
     py: Python<'_>,
@@ -267,7 +267,9 @@ pub fn labels_match(
     threshold: Threshold,
     min_chars: MinChars,
     guards: Option<&Bound<'_, PyAny>>,
+    missing: bool,
 ) -> PyResult<bool> {
+    let _missing = MissingAsEmpty::set(missing);
     let matched = contract_match(py, stored, incoming, &params(threshold, min_chars))?;
     let Some(guards) = guards else {
         return Ok(matched);
@@ -344,8 +346,8 @@ fn contract_match(
 /// Why two labels match: `("ratio", score)`, `("containment", score)`, or None.
 #[pyfunction]
 #[pyo3(
-    signature = (stored, incoming, *, threshold = DEFAULT_THRESHOLD, min_chars = DEFAULT_MIN_CHARS),
-    text_signature = "(stored, incoming, *, threshold=0.85, min_chars=16)"
+    signature = (stored, incoming, *, threshold = DEFAULT_THRESHOLD, min_chars = DEFAULT_MIN_CHARS, missing = true),
+    text_signature = "(stored, incoming, *, threshold=0.85, min_chars=16, missing=True)"
 )]
 pub fn match_reason(
     py: Python<'_>,
@@ -353,7 +355,9 @@ pub fn match_reason(
     incoming: &Bound<'_, PyAny>,
     threshold: Threshold,
     min_chars: MinChars,
+    missing: bool,
 ) -> PyResult<Option<(&'static str, f64)>> {
+    let _missing = MissingAsEmpty::set(missing);
     let a = normalised(stored)?;
     let b = normalised(incoming)?;
     let p = params(threshold, min_chars);
@@ -397,8 +401,8 @@ fn scan_candidates(
 /// `[labels_match(c, incoming) for c in candidates]`, the incoming label prepared once.
 #[pyfunction]
 #[pyo3(
-    signature = (incoming, candidates, *, threshold = DEFAULT_THRESHOLD, min_chars = DEFAULT_MIN_CHARS),
-    text_signature = "(incoming, candidates, *, threshold=0.85, min_chars=16)"
+    signature = (incoming, candidates, *, threshold = DEFAULT_THRESHOLD, min_chars = DEFAULT_MIN_CHARS, missing = true),
+    text_signature = "(incoming, candidates, *, threshold=0.85, min_chars=16, missing=True)"
 )]
 pub fn match_mask(
     py: Python<'_>,
@@ -406,7 +410,9 @@ pub fn match_mask(
     candidates: &Bound<'_, PyAny>,
     threshold: Threshold,
     min_chars: MinChars,
+    missing: bool,
 ) -> PyResult<Vec<bool>> {
+    let _missing = MissingAsEmpty::set(missing);
     scan_candidates(
         py,
         incoming,
@@ -419,8 +425,8 @@ pub fn match_mask(
 /// The index of the first candidate that `labels_match(candidate, incoming)` accepts.
 #[pyfunction]
 #[pyo3(
-    signature = (incoming, candidates, *, threshold = DEFAULT_THRESHOLD, min_chars = DEFAULT_MIN_CHARS),
-    text_signature = "(incoming, candidates, *, threshold=0.85, min_chars=16)"
+    signature = (incoming, candidates, *, threshold = DEFAULT_THRESHOLD, min_chars = DEFAULT_MIN_CHARS, missing = true),
+    text_signature = "(incoming, candidates, *, threshold=0.85, min_chars=16, missing=True)"
 )]
 pub fn match_first(
     py: Python<'_>,
@@ -428,7 +434,9 @@ pub fn match_first(
     candidates: &Bound<'_, PyAny>,
     threshold: Threshold,
     min_chars: MinChars,
+    missing: bool,
 ) -> PyResult<Option<usize>> {
+    let _missing = MissingAsEmpty::set(missing);
     let hits = scan_candidates(
         py,
         incoming,

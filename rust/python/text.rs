@@ -7,10 +7,11 @@
 //! `" ".join(x.lower().split())` is evaluated by Python (its result is always an exact str) and
 //! only the final `rstrip(".!?;:,")` is left to the core.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 use pyo3::prelude::*;
-use pyo3::types::PyString;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyFloat, PyString};
 
 use super::ffi;
 use crate::lower::{lower_wide, lowered_of, Lowered};
@@ -21,11 +22,57 @@ use crate::text::Text;
 /// A sequence longer than this is refused: the core's indices are `u32`.
 pub const MAX_LEN: usize = u32::MAX as usize - 1;
 
+thread_local! {
+    /// Whether the call on this thread reads a missing value as the empty label (see
+    /// [`MissingAsEmpty`]).
+    static MISSING_AS_EMPTY: Cell<bool> = const { Cell::new(false) };
+}
+
+/// For the lifetime of the guard, [`label_str`] on this thread reads a missing value (`None`, a
+/// float NaN, numpy's NaN, `pd.NA`, `pd.NaT`: `memdedup.missing.is_missing`, the rule's one owner)
+/// as `""`: the extended API's rule. Without it a label is the contract's `str(label or "")`,
+/// where a float NaN is the label `"nan"` (the drop-in's, symfonic's). Labels are read with the
+/// GIL on the calling thread, so a call-scoped flag reaches every read of the call; the guard
+/// restores the caller's setting, so a label's `__str__` calling memdedup again cannot change it.
+pub struct MissingAsEmpty(bool);
+
+impl MissingAsEmpty {
+    pub fn set(on: bool) -> MissingAsEmpty {
+        MissingAsEmpty(MISSING_AS_EMPTY.with(|flag| flag.replace(on)))
+    }
+}
+
+impl Drop for MissingAsEmpty {
+    fn drop(&mut self) {
+        MISSING_AS_EMPTY.with(|flag| flag.set(self.0));
+    }
+}
+
+static IS_MISSING: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// `memdedup.missing.is_missing(label)` for a label that is not a str (a float is decided here).
+fn is_missing(label: &Bound<'_, PyAny>) -> PyResult<bool> {
+    if let Ok(f) = label.cast::<PyFloat>() {
+        return Ok(f.value().is_nan());
+    }
+    let py = label.py();
+    let rule = IS_MISSING.get_or_try_init(py, || {
+        py.import("memdedup.missing")?
+            .getattr("is_missing")
+            .map(Bound::unbind)
+    })?;
+    rule.bind(py).call1((label,))?.is_truthy()
+}
+
 /// `str(label or "")`, as the contract coerces a label (a str subclass when its `__str__` gives
-/// one).
+/// one); `""` for a missing value inside a [`MissingAsEmpty`] call.
 pub fn label_str<'py>(label: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyString>> {
     if let Ok(s) = label.cast_exact::<PyString>() {
         return Ok(s.clone());
+    }
+    if MISSING_AS_EMPTY.with(Cell::get) && !label.is_instance_of::<PyString>() && is_missing(label)?
+    {
+        return Ok(PyString::new(label.py(), ""));
     }
     if !label.is_truthy()? {
         return Ok(PyString::new(label.py(), ""));
