@@ -274,3 +274,31 @@ def f64s(raw: bytes) -> list[float]:
 
 def say(*args: Any) -> None:
     print(*args, file=sys.stderr, flush=True)
+
+
+def reference_outcome(call: Callable[[], Any]) -> tuple[str, Any]:
+    """``("ok", plain answer)`` or ``("raise", exception class name)``."""
+    try:
+        return ("ok", plain(call()))
+    except Exception as exc:
+        return ("raise", type(exc).__name__)
+
+
+def report_vs(make: Callable[[], tuple[Any, ...]], impl: Callable[..., Any], ref: Callable[..., Any]) -> None:
+    """Call ``impl`` and ``ref`` each on fresh inputs from ``make`` and report whether they did the same
+    thing: the same answer, or the same exception class. When they differ and ``impl`` raised, the
+    report is that exception (the parent may allow it, e.g. ``IndexError`` for a list that shrank)."""
+    expected = reference_outcome(lambda: ref(*make()))
+    args = make()
+    try:
+        got: tuple[str, Any] = ("ok", plain(impl(*args)))
+    except BaseException as exc:
+        if ("raise", type(exc).__name__) == expected:
+            emit({"kind": "value", "equal": True, "got": f"raised {type(exc).__name__}", "fired": 0})
+            return
+        result = describe_exception(exc)
+        result.update(expected=short(expected), fired=0)
+        emit(result)
+        return
+    equal = got == expected
+    emit({"kind": "value", "equal": equal, "got": short(got), "expected": short(expected), "fired": 0})
