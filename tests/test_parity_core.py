@@ -783,8 +783,9 @@ def real_pairs(limit: int = 3000, per_group: int = 3) -> list[tuple[str, str]]:
 
 
 def _need_real() -> None:
-    if real_groups() is None:
-        pytest.skip(f"no label corpus: neither {CORPUS} nor {SAMPLE} exists")
+    # The sample is bundled with the repo, so a missing corpus is a broken checkout, not a reason to skip
+    # (a skip here would let CI pass without ever comparing a real label).
+    assert real_groups() is not None, f"no label corpus: neither {CORPUS} nor the bundled {SAMPLE}.gz exists"
 
 
 def test_real_label_pairs_labels_match_and_ratio() -> None:
@@ -937,12 +938,59 @@ def test_threshold_is_keyword_only(func: str) -> None:
         getattr(impl, func)("abc", "abd", 0.5)
 
 
+def _extension_imports() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("memdedup._core") is not None
+
+
 def test_backend_is_the_requested_one() -> None:
-    requested = os.environ.get("MEMDEDUP_IMPLEMENTATION", "auto").strip().lower()
-    if requested in ("rust", "python"):
-        assert requested == IMPLEMENTATION
-    if IMPLEMENTATION == "rust":
-        assert impl is not _reference and impl.__name__ == "memdedup._core"
+    # "auto" takes the extension exactly when it is there; "rust" and "python" are what they say.
+    requested = os.environ.get("MEMDEDUP_IMPLEMENTATION", "auto").strip().lower() or "auto"
+    expected = {"rust": "rust", "python": "python"}.get(
+        requested, "rust" if _extension_imports() else "python"
+    )
+    assert expected == IMPLEMENTATION, (requested, IMPLEMENTATION)
+    want_module = "memdedup._core" if expected == "rust" else "memdedup._reference"
+    assert impl.__name__ == want_module
+    assert (impl is _reference) == (expected == "python")
+
+
+def test_rust_mode_really_runs_the_rust_core() -> None:
+    # CI runs the suite with MEMDEDUP_IMPLEMENTATION=rust (README's test command): then every parity test
+    # above compared the compiled core with the stdlib oracles, not the reference with itself.
+    requested = os.environ.get("MEMDEDUP_IMPLEMENTATION", "auto").strip().lower() or "auto"
+    if requested != "rust":
+        pytest.skip("MEMDEDUP_IMPLEMENTATION is not 'rust' (CI's main run sets it)")
+    import memdedup
+    from memdedup import _core, batch, dedup
+    from memdedup import difflib as md
+
+    assert IMPLEMENTATION == "rust" and memdedup.IMPLEMENTATION == "rust"
+    assert impl is _core and memdedup.ratio is _core.ratio and dedup.normalise_label is _core.normalise_label
+    assert dedup.labels_match is _core.labels_match and batch._RUST
+    assert md.SequenceMatcher is md._FastSequenceMatcher and md._SequenceIndex is _core.SequenceIndex
+    assert str(Path(_core.__file__).name).startswith("_core.")
+
+
+def test_rust_mode_refuses_a_missing_extension() -> None:
+    # MEMDEDUP_IMPLEMENTATION=rust turns a missing or broken extension into an error, never a fallback.
+    import subprocess
+
+    code = (
+        "import sys; sys.modules['memdedup._core'] = None\n"
+        "try:\n    import memdedup\n"
+        "except Exception as exc:\n    print(type(exc).__name__)\n"
+        "else:\n    print('imported', memdedup.IMPLEMENTATION)\n"
+    )
+    env = dict(os.environ, MEMDEDUP_IMPLEMENTATION="rust")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "BackendUnavailableError", done.stdout + done.stderr
+    env["MEMDEDUP_IMPLEMENTATION"] = "auto"
+    done = subprocess.run(
+        [sys.executable, "-W", "error", "-c", code], env=env, capture_output=True, text=True
+    )
+    assert done.stdout.strip() == "RuntimeWarning", done.stdout + done.stderr  # "auto" falls back, loudly
 
 
 # ==================================================================================================
