@@ -25,7 +25,13 @@ REPORT_PREFIX = "@@REPORT "
 
 #: Prepended to every probe script: the child library on the path, and the backend the parent runs on
 #: (``MEMDEDUP_IMPLEMENTATION`` is inherited through the environment).
-PRELUDE = f"import sys\nsys.path.insert(0, {str(HERE)!r})\nfrom _child import *\n"
+#: No core file for a crashing child (writing one for a process with a large address space took seconds).
+PRELUDE = (
+    "import sys\n"
+    "try:\n    import resource\n    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))\n"
+    "except (ImportError, ValueError, OSError):\n    pass\n"
+    f"sys.path.insert(0, {str(HERE)!r})\nfrom _child import *\n"
+)
 
 
 @dataclass
