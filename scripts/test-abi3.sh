@@ -34,6 +34,7 @@ python -m venv "$work/build"
 wheel=$(ls "$work"/dist/memdedup-*-abi3-*.whl)
 echo "built $wheel"
 
+failed=()
 for python in "${pythons[@]}"; do
     version=$("$python" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')
     echo "+ abi3 wheel on CPython $version ($python)"
@@ -45,6 +46,11 @@ import memdedup._core as core, sys
 assert core.__file__.endswith(".abi3.so"), core.__file__
 print("loaded", core.__file__)
 ')
+    # Every interpreter is tried before the script fails, so one run shows them all.
     MEMDEDUP_IMPLEMENTATION=rust "$work/$version/bin/python" -m pytest -q -p no:cacheprovider \
-        tests/test_parity_core.py tests/test_difflib.py tests/test_difflib_cpython.py
+        tests/test_parity_core.py tests/test_difflib.py tests/test_difflib_cpython.py || failed+=("$version")
 done
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "the abi3 wheel failed its tests on CPython ${failed[*]}" >&2
+    exit 1
+fi

@@ -29,6 +29,7 @@ fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+failed=()
 for python in "${found[@]}"; do
     version=$("$python" -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")')
     echo "+ CPython $version ($python)"
@@ -38,5 +39,11 @@ for python in "${found[@]}"; do
     if [ "$version" = "3.11" ]; then
         suites+=(tests/adversarial/test_adv_legacy_str.py)
     fi
-    MEMDEDUP_IMPLEMENTATION=rust "$work/$version/bin/python" -m pytest -q -p no:cacheprovider "${suites[@]}"
+    # Every interpreter is tried before the script fails, so one run shows them all.
+    MEMDEDUP_IMPLEMENTATION=rust "$work/$version/bin/python" -m pytest -q -p no:cacheprovider "${suites[@]}" \
+        || failed+=("$version")
 done
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "the tests failed on CPython ${failed[*]}" >&2
+    exit 1
+fi
