@@ -1182,7 +1182,7 @@ def test_batch_functions_decide_each_pair_as_labels_match(
             same_float(float(clusters.score[j]), decided[1])
 
 
-@settings(max_examples=n_examples(120), suppress_health_check=SLOW)
+@settings(max_examples=n_examples(60), suppress_health_check=SLOW)
 @given(st.lists(placed_labels(), min_size=1, max_size=6), st.lists(placed_labels(), min_size=1, max_size=6))
 @example(["\ufeffab\udc80"], ["ab\udc80", "\ufeffab\udc80"])
 def test_cdist_and_extract_on_every_category(queries: list[str], choices: list[str]) -> None:
