@@ -1,22 +1,42 @@
 # Developer entry points. `make build` compiles the Rust extension in place (release profile).
 PYTHON ?= python
 
-.PHONY: build test test-python test-rust test-versions bench bench-instructions lint fmt clean
+.PHONY: build test test-python test-python-fallback test-adversarial test-rust test-versions test-abi3 stubtest ci bench bench-instructions lint fmt clean
 
 build:
 	$(PYTHON) -m pip install -e '.[test]' --no-build-isolation -q
 
 test: test-rust test-python
 
+# As CI runs it (README's test command): the Rust backend or an error, never the fallback.
 test-python:
-	$(PYTHON) -m pytest -q
+	MEMDEDUP_IMPLEMENTATION=rust $(PYTHON) -m pytest -q
+
+# The pure-Python fallback, on a subset (CI runs it too).
+test-python-fallback:
+	MEMDEDUP_IMPLEMENTATION=python MEMDEDUP_HYPOTHESIS_SCALE=0.2 $(PYTHON) -m pytest -q tests/test_parity_core.py \
+		tests/test_batch.py tests/test_difflib.py tests/test_dedup_integration.py
+
+# Crash, memory-cap, Ctrl-C and thread probes, each in a child `python -X dev`.
+test-adversarial:
+	MEMDEDUP_IMPLEMENTATION=rust $(PYTHON) -m pytest -q tests/adversarial
 
 test-rust:
 	cargo test --lib
 
-# The difflib suites against a build for every other CPython 3.12+ on this machine (CI runs it too).
+# The difflib suites against a build for every other CPython 3.11+ on this machine (CI runs it too).
 test-versions:
 	bash scripts/test-other-pythons.sh
+
+# The abi3 wheel, built and tested in a venv of its own (CI runs it too).
+test-abi3:
+	bash scripts/test-abi3.sh
+
+stubtest:
+	$(PYTHON) -m mypy.stubtest memdedup._core
+
+ci:
+	bash .ci/run
 
 bench:
 	$(PYTHON) benches/bench_core.py

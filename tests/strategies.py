@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import os
 import sys
+from decimal import Decimal
 from difflib import SequenceMatcher
+from fractions import Fraction
 from typing import Any
 
 from hypothesis import strategies as st
@@ -209,3 +211,205 @@ thresholds = st.one_of(
     st.sampled_from([0.0, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 1.0]),
 )
 min_chars_values = st.sampled_from([0, 1, 15, 16, 17, 1000])
+
+
+# --------------------------------------------------------------------------------------------------
+# Every Unicode general category, placed where normalisation and the bindings look: at the start, at
+# the end and next to whitespace, in labels of every internal str representation (1, 2 and 4 bytes a
+# code point), at lengths around the core's thresholds.
+# --------------------------------------------------------------------------------------------------
+GENERAL_CATEGORIES = (
+    "Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No", "Pc", "Pd", "Ps", "Pe",
+    "Pi", "Pf", "Po", "Sm", "Sc", "Sk", "So", "Zs", "Zl", "Zp", "Cc", "Cf", "Cs", "Co", "Cn",
+)  # fmt: skip
+
+#: One code point of a category drawn uniformly among all 30 (a small category such as Zl or Lt comes up
+#: as often as Lo), surrogates (Cs) and unassigned code points (Cn) included.
+EVERY_CATEGORY_CHAR = st.one_of([st.characters(categories=[cat], codec=None) for cat in GENERAL_CATEGORIES])
+
+#: Format characters (Cf): invisible, not whitespace to ``str.split()``; U+FEFF is also a byte-order mark
+#: to any UTF-16/32 decoder told to look for one.
+FORMAT_CHARS = (
+    "\ufeff\u200b\u2060\u00ad\u200c\u200d\u200e\u200f\u202a\u202e\u2061\u2064\u180e\u061c\u0600"
+    "\ufff9\ufffb\U000110bd\U0001d173\U000e0001\U000e007f"
+)
+#: Lone surrogates (Cs): no UTF-8, so any UTF-8 path must fall back.
+SURROGATES = "\ud800\udbff\udc00\udc80\udfff"
+#: Private use (Co) and noncharacters / unassigned (Cn).
+PRIVATE_AND_UNASSIGNED = "\ue000\uf8ff\U000f0000\U0010fffd\ufffe\uffff\u0378\U0010ffff"
+#: Special casing: 'İ' (the one code point whose lower() is longer), final sigma, 'ẞ', ligatures and
+#: titlecase digraphs, combining marks, code points above 255 whose lower() is below 256 (KELVIN SIGN ->
+#: 'k', 'Ÿ' -> 'ÿ'), astral capitals.
+SPECIAL_CASING = (
+    "İıΣσςẞßﬃﬁﬂŉǰΐΰẖẘẙẚᾈᾼῌῼǅǄǆǈǋǲ\u212a\u212b\u2126Ÿ\u0301\u0307\u0345\U00010400\U0001e900\U000118a0"
+)
+LOWER_LONGER = "".join(c for c in map(chr, range(sys.maxunicode + 1)) if len(c.lower()) > 1)
+
+#: Edge characters by the widest representation a label may use (so a 1-byte label keeps 1 byte).
+_EDGE_ASCII = "\x00\x0b\x0c\x1c\x1d\x1e\x1f\x7f" + PUNCT + "'\"-"
+_EDGE_LATIN1 = _EDGE_ASCII + "\x85\xa0\xad\xb5\xdf\xff\xc0\xd7"
+#: The characters that broke a fast path before: drawn often (a one-in-a-hundred edge character in a
+#: one-in-two wide label needs thousands of examples to meet a surrogate in the same label).
+HOT_CHARS = "\ufeff\u200b\u2060\u00ad\x1c\x85\u2028İΣ" + SURROGATES
+EDGE_CHAR: dict[str, st.SearchStrategy[str]] = {
+    "ascii": st.sampled_from(_EDGE_ASCII),
+    "latin1": st.sampled_from(_EDGE_LATIN1),
+    "wide": st.one_of(
+        st.sampled_from(HOT_CHARS),
+        st.sampled_from(HOT_CHARS),
+        st.sampled_from(FORMAT_CHARS),
+        st.sampled_from(SURROGATES),
+        st.sampled_from(PY_ONLY_WHITESPACE + "\u2028\u2029\x85"),
+        st.sampled_from(SPECIAL_CASING + LOWER_LONGER),
+        st.sampled_from(PRIVATE_AND_UNASSIGNED + NOT_WHITESPACE),
+        st.sampled_from(_EDGE_LATIN1),
+        EVERY_CATEGORY_CHAR,
+    ),
+}
+#: Word characters by representation.
+_WORD_ASCII = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+_WORD: dict[str, st.SearchStrategy[str]] = {
+    "ascii": st.sampled_from(_WORD_ASCII),
+    "latin1": st.sampled_from(_WORD_ASCII + "éüñøçÉÜÑØÇßÿµ"),
+    "wide": st.one_of(
+        st.sampled_from(_WORD_ASCII + "éüñøçÉÜÑØÇ"),
+        st.sampled_from("ΟΔΟΣαβγδСловоİstanbul漢字かな한글\U0001f600\U00010400\U0001d400"),
+        EVERY_CATEGORY_CHAR,
+    ),
+}
+#: Separators by representation: Python's whitespace (``str.split()``), Python-only whitespace included.
+_SEP: dict[str, st.SearchStrategy[str]] = {
+    "ascii": st.sampled_from(" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"),
+    "latin1": st.sampled_from(" \t\n\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0"),
+    "wide": st.sampled_from(PY_WHITESPACE),
+}
+
+
+@st.composite
+def placed_labels(draw: st.DrawFn, max_words: int = 6) -> str:
+    """A label of words and whitespace with edge characters (every category, format characters such as
+    U+FEFF/U+200B/U+2060, surrogates, Python-only whitespace, special casing) at its start, at its end and
+    next to its whitespace, in one str representation: ASCII, Latin-1 or wider (so each of CPython's
+    1-, 2- and 4-byte layouts, and the bindings' byte and code-point paths, are drawn)."""
+    width = draw(st.sampled_from(["ascii", "latin1", "wide", "wide"]))
+    # Lists of characters, not st.text(alphabet=one_of(...)): hypothesis merges a text alphabet of
+    # character strategies into one set of code points and draws from it uniformly, so the dozen hot
+    # characters drown among the million code points EVERY_CATEGORY_CHAR adds.
+    edge = st.lists(EDGE_CHAR[width], max_size=3).map("".join)
+    parts = [draw(edge)]
+    if width == "wide" and draw(st.integers(0, 3)) == 0:
+        # The very first code point invisible or unencodable: what a decoder may take for a byte-order
+        # mark, or what has no UTF-8.
+        parts.insert(0, draw(st.sampled_from(FORMAT_CHARS[:6] + SURROGATES)))
+    for _ in range(draw(st.integers(0, max_words))):
+        parts.append(draw(st.lists(_WORD[width], min_size=1, max_size=8).map("".join)))
+        parts.append(draw(st.lists(_SEP[width], min_size=1, max_size=2).map("".join)))
+        if draw(st.booleans()):
+            parts.append(draw(edge))
+    parts.append(draw(edge))
+    if draw(st.booleans()):
+        parts.append(draw(st.text(alphabet=st.sampled_from(PUNCT + " \t"), max_size=3)))
+    return "".join(parts)
+
+
+@st.composite
+def placed_pairs(draw: st.DrawFn) -> tuple[str, str]:
+    """Two placed labels: a label and a few-edit restatement of it (edits drawn from every category too),
+    or two unrelated ones; in either order."""
+    base = draw(placed_labels())
+    if draw(st.integers(0, 3)) == 0:
+        other = draw(placed_labels())
+    else:
+        other = draw(mutated(base, st.one_of(EDGE_CHAR["wide"], st.sampled_from("abc .")), 3))
+        if draw(st.booleans()):
+            other = other.upper() if draw(st.booleans()) else other.lower()
+    return (other, base) if draw(st.booleans()) else (base, other)
+
+
+@st.composite
+def long_labels(draw: st.DrawFn, lengths: tuple[int, ...] = (199, 200, 201, 2047, 2048, 2049)) -> str:
+    """A placed label repeated to about one of ``lengths`` code points: around difflib's popular-element
+    rule (200) and, as pairs, around the bindings' 4,096 elements before the GIL is released."""
+    unit = draw(placed_labels().filter(bool))
+    target = draw(st.sampled_from(lengths))
+    text = (unit * (target // len(unit) + 1))[:target]
+    return draw(mutated(text, EDGE_CHAR["wide"], 4))
+
+
+#: Pairs for the match contract drawn from every category at every place.
+placed_label_pairs = st.one_of(placed_pairs(), st.tuples(placed_labels(), placed_labels()))
+
+
+# --------------------------------------------------------------------------------------------------
+# Numbers: every type the reference compares with (``ratio >= threshold``, ``len(shorter) >= min_chars``).
+# --------------------------------------------------------------------------------------------------
+def _numpy_float(x: float) -> Any:
+    import numpy as np
+
+    return np.float64(x)
+
+
+#: Thresholds as every number type the reference accepts: float, int, bool, Fraction, Decimal and numpy's
+#: float64, inside [0, 1] and past both ends.
+any_number_thresholds = st.one_of(
+    thresholds,
+    st.sampled_from([0, 1, 2, -1, True, False]),
+    st.fractions(min_value=0, max_value=1, max_denominator=50),
+    st.sampled_from([Fraction(17, 20), Fraction(4, 5), Fraction(3, 2)]),
+    st.decimals(min_value=0, max_value=1, places=3),
+    st.sampled_from([Decimal("0.85"), Decimal("0.8")]),
+    thresholds.map(_numpy_float),
+)
+#: ``min_chars`` as int, float and Fraction.
+any_number_min_chars = st.one_of(
+    min_chars_values,
+    st.sampled_from([0.0, 15.5, 16.0, 16.5, 1e9, Fraction(33, 2), Fraction(16)]),
+)
+
+
+# --------------------------------------------------------------------------------------------------
+# Stdlib-only oracles for the batch functions (the contract, pair by pair).
+# --------------------------------------------------------------------------------------------------
+def seed_join(
+    labels: list[Any], *, threshold: Any, min_chars: Any = SUBSUME_MIN_CHARS
+) -> list[tuple[int, int]]:
+    """Every pair ``(i, j)``, ``i < j``, that ``seed_labels_match(labels[i], labels[j])`` accepts."""
+    return [
+        (i, j)
+        for i in range(len(labels))
+        for j in range(i + 1, len(labels))
+        if seed_labels_match(labels[i], labels[j], threshold=threshold, min_chars=min_chars)
+    ]
+
+
+def seed_replay(
+    labels: list[Any],
+    *,
+    threshold: Any,
+    min_chars: Any = SUBSUME_MIN_CHARS,
+    prefix_len: int = 20,
+    query_limit: int = 20,
+) -> list[int]:
+    """The seed's write-time lookup replayed in order (one scope, raw prefix): each label's canonical
+    index; a new canonical (its stripped label) is appended to the store."""
+    store: list[int] = []
+    canonical = []
+    texts = [str(x or "") for x in labels]
+    for i, text in enumerate(texts):
+        key = text.strip()
+        if not key:
+            canonical.append(i)
+            continue
+        candidates = [j for j in store if texts[j].strip().startswith(key[:prefix_len])][:query_limit]
+        hit = next(
+            (
+                j
+                for j in candidates
+                if seed_labels_match(texts[j], text, threshold=threshold, min_chars=min_chars)
+            ),
+            None,
+        )
+        if hit is None:
+            store.append(i)
+        canonical.append(i if hit is None else hit)
+    return canonical

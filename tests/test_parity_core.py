@@ -31,24 +31,35 @@ from memdedup._backend import IMPLEMENTATION, impl
 from strategies import (
     ANY_CHAR,
     CASE_IGNORABLE,
+    EVERY_CATEGORY_CHAR,
+    FORMAT_CHARS,
+    GENERAL_CATEGORIES,
     LABEL_CHAR,
+    LOWER_LONGER,
     NOT_WHITESPACE,
     PY_ONLY_WHITESPACE,
     PY_WHITESPACE,
     TRICKY_CASE,
     WORDS,
+    any_number_min_chars,
+    any_number_thresholds,
     any_text,
     difflib_all,
     label_pairs,
     label_text,
     literal_normalise,
+    long_labels,
     min_chars_values,
     mutated,
     n_examples,
     near_duplicate_pairs,
+    placed_label_pairs,
+    placed_labels,
     restatement_pairs,
+    seed_join,
     seed_labels_match,
     seed_match_reason,
+    seed_replay,
     thresholds,
 )
 
@@ -772,8 +783,9 @@ def real_pairs(limit: int = 3000, per_group: int = 3) -> list[tuple[str, str]]:
 
 
 def _need_real() -> None:
-    if real_groups() is None:
-        pytest.skip(f"no label corpus: neither {CORPUS} nor {SAMPLE} exists")
+    # The sample is bundled with the repo, so a missing corpus is a broken checkout, not a reason to skip
+    # (a skip here would let CI pass without ever comparing a real label).
+    assert real_groups() is not None, f"no label corpus: neither {CORPUS} nor the bundled {SAMPLE}.gz exists"
 
 
 def test_real_label_pairs_labels_match_and_ratio() -> None:
@@ -926,9 +938,401 @@ def test_threshold_is_keyword_only(func: str) -> None:
         getattr(impl, func)("abc", "abd", 0.5)
 
 
+def _extension_imports() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("memdedup._core") is not None
+
+
 def test_backend_is_the_requested_one() -> None:
-    requested = os.environ.get("MEMDEDUP_IMPLEMENTATION", "auto").strip().lower()
-    if requested in ("rust", "python"):
-        assert requested == IMPLEMENTATION
-    if IMPLEMENTATION == "rust":
-        assert impl is not _reference and impl.__name__ == "memdedup._core"
+    # "auto" takes the extension exactly when it is there; "rust" and "python" are what they say.
+    requested = os.environ.get("MEMDEDUP_IMPLEMENTATION", "auto").strip().lower() or "auto"
+    expected = {"rust": "rust", "python": "python"}.get(
+        requested, "rust" if _extension_imports() else "python"
+    )
+    assert expected == IMPLEMENTATION, (requested, IMPLEMENTATION)
+    want_module = "memdedup._core" if expected == "rust" else "memdedup._reference"
+    assert impl.__name__ == want_module
+    assert (impl is _reference) == (expected == "python")
+
+
+def test_rust_mode_really_runs_the_rust_core() -> None:
+    # CI runs the suite with MEMDEDUP_IMPLEMENTATION=rust (README's test command): then every parity test
+    # above compared the compiled core with the stdlib oracles, not the reference with itself.
+    requested = os.environ.get("MEMDEDUP_IMPLEMENTATION", "auto").strip().lower() or "auto"
+    if requested != "rust":
+        pytest.skip("MEMDEDUP_IMPLEMENTATION is not 'rust' (CI's main run sets it)")
+    import memdedup
+    from memdedup import _core, batch, dedup
+    from memdedup import difflib as md
+
+    assert IMPLEMENTATION == "rust" and memdedup.IMPLEMENTATION == "rust"
+    assert impl is _core and memdedup.ratio is _core.ratio and dedup.normalise_label is _core.normalise_label
+    assert dedup.labels_match is _core.labels_match and batch._RUST
+    assert md.SequenceMatcher is md._FastSequenceMatcher and md._SequenceIndex is _core.SequenceIndex
+    assert str(Path(_core.__file__).name).startswith("_core.")
+
+
+def test_rust_mode_refuses_a_missing_extension() -> None:
+    # MEMDEDUP_IMPLEMENTATION=rust turns a missing or broken extension into an error, never a fallback.
+    import subprocess
+
+    code = (
+        "import sys; sys.modules['memdedup._core'] = None\n"
+        "try:\n    import memdedup\n"
+        "except Exception as exc:\n    print(type(exc).__name__)\n"
+        "else:\n    print('imported', memdedup.IMPLEMENTATION)\n"
+    )
+    env = dict(os.environ, MEMDEDUP_IMPLEMENTATION="rust")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "BackendUnavailableError", done.stdout + done.stderr
+    env["MEMDEDUP_IMPLEMENTATION"] = "auto"
+    done = subprocess.run(
+        [sys.executable, "-W", "error", "-c", code], env=env, capture_output=True, text=True
+    )
+    assert done.stdout.strip() == "RuntimeWarning", done.stdout + done.stderr  # "auto" falls back, loudly
+
+
+# ==================================================================================================
+# Every Unicode general category, at the start, the end and next to whitespace, in every representation
+# ==================================================================================================
+#: Found by an adversarial review, missed by the strategies above: a leading U+FEFF went back to Python
+#: through PyUnicode_DecodeUTF32 with byte order 0, which takes it for a byte-order mark and drops it.
+BOM_CASES = [
+    "\ufeffab\udc80",
+    "\ufeff\udc80",
+    "\ufeff\ud800 x",
+    "  \ufeff\udc80  ",
+    "\ufeff\ufeff\udfff.",
+    "a\udc80 \ufeff",
+    "\ufeffİ\ud800",
+    "\u200b\ud800",
+    "\u2060\ud800\u2060",
+]
+
+
+@settings(max_examples=n_examples(800))
+@given(placed_labels())
+@example("\ufeffab\udc80")
+@example("\ufeff\udc80")
+@example("  \ufeff\udc80  ")
+@example("\u2060\ud800İ")
+@example("ΣΑΣ\ud800 Σ.")
+@example("\x85\xa0\xad ab\x1c")
+def test_normalise_placed_labels(s: str) -> None:
+    check_normalise(s)
+
+
+@pytest.mark.parametrize("s", BOM_CASES, ids=ascii)
+def test_normalise_keeps_a_leading_feff(s: str) -> None:
+    check_normalise(s)
+    assert impl.normalise_label(s).startswith(literal_normalise(s)[:1])
+
+
+@settings(max_examples=n_examples(500))
+@given(placed_label_pairs, any_number_thresholds, st.one_of(st.none(), any_number_min_chars))
+@example(("\ufeffab\udc80 uses pytest", "\ufeffab\udc80 uses pytest and ruff"), 0.85, None)
+@example(("a" * 20, "a" * 20 + "b"), 0.99, 16.0)
+@example(("uses pytest and ruff", "uses pytest and ruff for python"), Fraction(17, 20), Fraction(16))
+def test_labels_match_placed_any_number(pair: tuple[str, str], threshold: Any, min_chars: Any) -> None:
+    check_labels(pair[0], pair[1], threshold, min_chars)
+    check_labels(pair[1], pair[0], threshold, min_chars)
+
+
+@settings(max_examples=n_examples(300))
+@given(placed_label_pairs)
+@example(("\ufeffab\udc80", "ab\udc80"))
+def test_matcher_placed(pair: tuple[str, str]) -> None:
+    check_matcher(*pair)
+
+
+@settings(max_examples=n_examples(25), suppress_health_check=SLOW)
+@given(long_labels(), long_labels(), st.sampled_from([0.6, 0.85, Fraction(17, 20)]))
+def test_long_labels_around_thresholds(a: str, b: str, threshold: Any) -> None:
+    # Lengths around difflib's popular rule (200) and, in pairs, around 4,096 elements.
+    check_ratio_only(a, b, autojunk=True)
+    check_labels(a, b, threshold, None)
+    mask = impl.match_mask(b, [a, b, a[:-1]], threshold=threshold)
+    assert mask == [seed_labels_match(x, b, threshold=threshold) for x in (a, b, a[:-1])]
+
+
+@pytest.mark.parametrize("total", [4094, 4095, 4096, 4097, 4098])
+@pytest.mark.parametrize("wide", [False, True], ids=["latin1", "wide"])
+def test_pair_lengths_around_the_gil_release(total: int, wide: bool) -> None:
+    # The one-pair calls take another path from 4,096 elements (both labels' lengths together).
+    unit = "Uses pytest \ufeff\ud800 and RUFF " if wide else "Uses pytest\xa0and RUFF\x85 "
+    a = (unit * 400)[: total // 2]
+    b = (unit.upper() * 400)[: total - total // 2 - 3] + "xyz"
+    assert len(a) + len(b) == total
+    check_normalise(a)
+    for x, y in ((a, b), (b, a)):
+        same_float(impl.ratio(x, y), SequenceMatcher(None, x, y).ratio())
+        for threshold in (0.5, 0.85, 0.99, Fraction(99, 100)):
+            check_labels(x, y, threshold, None)
+
+
+def test_strategies_draw_every_category_and_place() -> None:
+    # The strategies really produce what the tests above rely on (else they would prove little).
+    import unicodedata
+
+    from hypothesis import find
+
+    for cat in GENERAL_CATEGORIES:
+        c = find(EVERY_CATEGORY_CHAR, lambda c, cat=cat: unicodedata.category(c) == cat)
+        assert unicodedata.category(c) == cat
+    find(placed_labels(), lambda s: s[:1] == "\ufeff" and any("\ud800" <= c <= "\udfff" for c in s))
+    find(placed_labels(), lambda s: s and s[-1] in FORMAT_CHARS)
+    find(placed_labels(), lambda s: any(a.isspace() and b == "\u200b" for a, b in itertools.pairwise(s)))
+    find(placed_labels(), lambda s: len(s) > 3 and max(map(ord, s)) < 128 and "\x1c" in s)
+    find(placed_labels(), lambda s: len(s) > 3 and 128 <= max(map(ord, s)) < 256 and "\x85" in s)
+    find(placed_labels(), lambda s: max(map(ord, s), default=0) > 0xFFFF)
+    find(long_labels(), lambda s: len(s) >= 200)
+    assert LOWER_LONGER == "İ"
+
+
+# ==================================================================================================
+# Labels that are not plain strs
+# ==================================================================================================
+class LowerOverride(str):
+    def lower(self) -> str:
+        return "  Lowered BY the SUBCLASS, Not by str.  "
+
+
+class StrGivesLowerOverride:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __str__(self) -> str:
+        return LowerOverride(self.text)
+
+
+class HashOverride(str):
+    def __hash__(self) -> int:
+        return 1
+
+
+ODD_LABELS: list[Any] = [
+    StrGivesLowerOverride("Uses pytest and ruff"),
+    StrGivesLowerOverride("lowered by the subclass, not by str"),
+    LowerOverride("Uses PYTEST and ruff"),  # str() of a subclass is an exact copy: its lower() is not used
+    HashOverride("Uses pytest and ruff"),
+    StrSubclass("plain value"),
+    Labelled("\ufeffab\udc80 Some Object"),
+    FalsyLabelled("not used"),
+    b"bytes label",
+    None,
+    0,
+    12345,
+    2.5,
+    "\ufeffab\udc80",
+]
+
+
+@pytest.mark.parametrize("label", ODD_LABELS, ids=lambda v: f"{type(v).__name__}:{str(v)[:20]!a}")
+def test_odd_labels_everywhere(label: Any) -> None:
+    check_normalise(label)
+    for other in ("uses pytest and ruff", "lowered by the subclass, not by str", "  Lowered  by ", ""):
+        check_labels(label, other, 0.85, None)
+        check_labels(other, label, 0.6, 4)
+    candidates = [label, "uses pytest and ruff", label]
+    incoming = "lowered by the subclass, not by str"
+    assert impl.match_mask(incoming, candidates) == expected_mask(incoming, candidates, 0.85, 16)
+
+
+# ==================================================================================================
+# The batch functions: every pair decided as labels_match, thresholds of every number type
+# ==================================================================================================
+batch_labels = st.lists(
+    st.one_of(placed_labels(), restatement_pairs().map(lambda p: p[0]), st.sampled_from(ODD_LABELS[:8])),
+    max_size=14,
+)
+
+
+@settings(max_examples=n_examples(120), suppress_health_check=SLOW)
+@given(batch_labels, any_number_thresholds, st.one_of(st.none(), any_number_min_chars))
+@example(["Uses pytest and ruff", "uses pytest and ruff."], True, None)
+@example(["Uses pytest and ruff", "uses pytest and ruff for python"], Fraction(17, 20), 16.0)
+@example(["Uses pytest and ruff", "uses pytest and ruff for python"], Decimal("0.85"), Fraction(16))
+def test_batch_functions_decide_each_pair_as_labels_match(
+    labels: list[Any], threshold: Any, min_chars: Any
+) -> None:
+    import numpy as np
+    from memdedup import batch
+
+    kwargs: dict[str, Any] = {"threshold": threshold}
+    if min_chars is not None:
+        kwargs["min_chars"] = min_chars
+    oracle = {"threshold": threshold, "min_chars": DEFAULT_MIN_CHARS if min_chars is None else min_chars}
+    stored, incoming = labels[:-1], labels[1:]
+    want_pairs = [seed_labels_match(a, b, **oracle) for a, b in zip(stored, incoming, strict=True)]
+    got = batch.match_pairs(stored, incoming, **kwargs)
+    assert isinstance(got, np.ndarray) and got.dtype == bool and got.tolist() == want_pairs
+    if labels:
+        want_mask = expected_mask(labels[0], labels, threshold, oracle["min_chars"])
+        assert batch.match_first(labels[0], labels, **kwargs) == (
+            want_mask.index(True) if True in want_mask else None
+        )
+    assert [tuple(p) for p in batch.join(labels, **kwargs).tolist()] == seed_join(labels, **oracle)
+    assert batch.replay(labels, **kwargs).canonical.tolist() == seed_replay(labels, **oracle)
+    clusters = batch.clusters(labels, **kwargs)
+    for j, via in enumerate(clusters.via):
+        if via is not None:  # every collapse is a pair the contract accepts, with its exact ratio
+            decided = seed_match_reason(labels[via], labels[j], **oracle)
+            assert decided is not None and clusters.reason[j] == decided[0]
+            same_float(float(clusters.score[j]), decided[1])
+
+
+@settings(max_examples=n_examples(60), suppress_health_check=SLOW)
+@given(st.lists(placed_labels(), min_size=1, max_size=6), st.lists(placed_labels(), min_size=1, max_size=6))
+@example(["\ufeffab\udc80"], ["ab\udc80", "\ufeffab\udc80"])
+def test_cdist_and_extract_on_every_category(queries: list[str], choices: list[str]) -> None:
+    from memdedup import batch
+
+    got = batch.cdist(queries, choices)
+    norm = batch.cdist(queries, choices, normalise=True)
+    for i, q in enumerate(queries):
+        for j, c in enumerate(choices):
+            same_float(float(got[i, j]), SequenceMatcher(None, q, c).ratio())
+            want = SequenceMatcher(None, literal_normalise(q), literal_normalise(c)).ratio()
+            same_float(float(norm[i, j]), want)
+    scores = [SequenceMatcher(None, queries[0], c).ratio() for c in choices]
+    order = sorted(range(len(choices)), key=lambda k: -scores[k])[:5]
+    assert batch.extract(queries[0], choices) == [(choices[k], scores[k], k) for k in order]
+
+
+def test_cdist_normalise_uses_the_labels_own_lower() -> None:
+    from memdedup import batch
+
+    labels = [StrGivesLowerOverride("Uses pytest and ruff"), "lowered by the subclass, not by str"]
+    got = batch.cdist(labels, labels, normalise=True)
+    for i, q in enumerate(labels):
+        for j, c in enumerate(labels):
+            same_float(
+                float(got[i, j]), SequenceMatcher(None, literal_normalise(q), literal_normalise(c)).ratio()
+            )
+
+
+@pytest.mark.parametrize("min_chars", [16, 16.0, 15.5, Fraction(16), Fraction(33, 2)], ids=repr)
+def test_min_chars_of_every_number_type(min_chars: Any) -> None:
+    # "uses pytest ruff" has 16 characters: contained, so it matches exactly when 16 >= min_chars.
+    stored, incoming = "Uses pytest ruff", "uses pytest ruff with extra detail for python projects"
+    check_labels(stored, incoming, 0.85, min_chars)
+    check_labels(incoming, stored, 0.85, min_chars)
+    assert impl.labels_match(stored, incoming, min_chars=min_chars) is (16 >= min_chars)
+
+
+# ==================================================================================================
+# memdedup.difflib against difflib on elements whose == and hash disagree, in both sequences
+# ==================================================================================================
+class AlwaysEqual:
+    """Equal to everything, hashed by identity: a dict finds it only as itself, ``==`` finds it anywhere."""
+
+    def __eq__(self, other: object) -> bool:
+        return True
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        return f"AlwaysEqual#{id(self) % 1000}"
+
+
+_NAN = float("nan")
+_ALWAYS = AlwaysEqual()
+#: Elements shared by both sequences (one object each, so identity-based equality is what difflib sees).
+ODD_ELEMENTS: list[Any] = [
+    "x",
+    "y\n",
+    "\ufeff\udc80",
+    HashOverride("x"),
+    HashOverride("y\n"),
+    _ALWAYS,
+    AlwaysEqual(),
+    _NAN,
+    float("nan"),
+    (1, _NAN),
+    1,
+    1.0,
+    True,
+    None,
+    b"x",
+]
+UNHASHABLE: list[Any] = [["x"], {"k": 1}]
+
+
+def difflib_outcomes(cls: Any, a: Any, b: Any, isjunk: Any = None) -> list[Any]:
+    """What every matcher method gives (or raises) for one pair of sequences."""
+
+    def attempt(call: Callable[[], Any]) -> Any:
+        try:
+            value = call()
+        except Exception as exc:
+            return ("raise", type(exc).__name__)
+        if isinstance(value, float):
+            return ("ok", value.hex())
+        return (
+            "ok",
+            [tuple(x) if isinstance(x, tuple) else x for x in value] if isinstance(value, list) else value,
+        )
+
+    out = []
+    for method in ("get_opcodes", "ratio", "get_matching_blocks", "quick_ratio", "real_quick_ratio"):
+        try:
+            sm = cls(isjunk, a, b)
+        except Exception as exc:
+            out.append(("raise on init", type(exc).__name__))
+            continue
+        out.append((method, attempt(getattr(sm, method))))
+    try:
+        sm = cls(isjunk, a, b)
+        out.append(
+            ("find_longest_match", attempt(lambda: tuple(sm.find_longest_match(0, len(a), 0, len(b)))))
+        )
+    except Exception as exc:
+        out.append(("raise on init", type(exc).__name__))
+    return out
+
+
+odd_sequences = st.lists(st.sampled_from(ODD_ELEMENTS), max_size=8)
+
+
+@settings(max_examples=n_examples(400))
+@given(odd_sequences, odd_sequences, st.sampled_from(["list", "tuple"]), st.booleans())
+@example([HashOverride("x")], ["x"], "list", False)  # ratio 0.0 instead of 1.0 (a is not guarded)
+@example([_ALWAYS], ["x"], "list", False)
+@example(["x"], [_ALWAYS], "list", False)
+@example([_NAN, "x"], [_NAN, "x"], "tuple", False)
+@example([float("nan")], [float("nan")], "list", False)
+@example([1, 1.0, True], [True, 1], "list", True)
+def test_sequence_matcher_with_odd_elements_in_either_position(
+    a: list[Any], b: list[Any], kind: str, unhashable: bool
+) -> None:
+    import difflib
+
+    from memdedup import difflib as md
+
+    seq = list if kind == "list" else tuple
+    if unhashable and a:
+        a = [*a[:-1], UNHASHABLE[len(a) % 2]]
+    x, y = seq(a), seq(b)
+    assert difflib_outcomes(md.SequenceMatcher, x, y) == difflib_outcomes(difflib.SequenceMatcher, x, y)
+    assert difflib_outcomes(md.SequenceMatcher, y, x) == difflib_outcomes(difflib.SequenceMatcher, y, x)
+
+
+@settings(max_examples=n_examples(200))
+@given(
+    st.lists(
+        st.sampled_from(["x", "xy", "y\n", "\ufeff\udc80", HashOverride("xy"), LowerOverride("xy")]),
+        max_size=8,
+    )
+)
+def test_get_close_matches_with_odd_possibilities(possibilities: list[Any]) -> None:
+    import difflib
+
+    from memdedup import difflib as md
+
+    for word in ("xy", "x", HashOverride("xy")):
+        for cutoff in (0.0, 0.5, Fraction(1, 2)):
+            assert md.get_close_matches(word, possibilities, 3, cutoff) == difflib.get_close_matches(
+                word, possibilities, 3, cutoff
+            )
