@@ -45,8 +45,8 @@ bench:
 bench-instructions:
 	$(PYTHON) benches/bench_instructions.py
 
-# The extension must be built in the tree (`make build`) for the last step: the stubs of
-# memdedup._core are checked against it.
+# The last step checks the stubs of memdedup._core against the installed extension (`make build`
+# in a checkout, `pip install .` in CI).
 lint:
 	ruff check python tests benches
 	ruff format --check python tests benches
@@ -54,7 +54,7 @@ lint:
 	cargo clippy --all-targets -- -D warnings
 	cargo clippy --all-targets --features python -- -D warnings
 	cargo clippy --lib --features abi3 -- -D warnings
-	PYTHONPATH=python $(PYTHON) -m mypy.stubtest memdedup._core
+	$(PYTHON) -m mypy.stubtest memdedup._core
 
 fmt:
 	ruff format python tests benches
