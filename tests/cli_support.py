@@ -1,8 +1,9 @@
 """Running the real ``memdedup`` command in a child process, as a person would from a shell.
 
 The console script installed with the package is used when it is there (it is what a user types); else
-``python -m memdedup``. Either way the child imports this checkout's ``python/`` (PYTHONPATH), so the
-tests exercise the code under test.
+``python -m memdedup``. Either way the child imports the memdedup this process imported (an editable
+install, a wheel in site-packages, or a checkout on PYTHONPATH alike: never a source tree without its
+compiled extension), so the tests exercise the code under test.
 """
 
 from __future__ import annotations
@@ -16,7 +17,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+import memdedup
+
 ROOT = Path(__file__).resolve().parents[1]
+#: The directory holding the imported ``memdedup`` package: put first on a child's PYTHONPATH.
+PACKAGE_ROOT = str(Path(memdedup.__file__).resolve().parents[1])
 
 
 def command() -> list[str]:
@@ -28,7 +33,7 @@ def command() -> list[str]:
 
 def env(**extra: str) -> dict[str, str]:
     out = dict(os.environ)
-    out["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "python"), out.get("PYTHONPATH")]))
+    out["PYTHONPATH"] = os.pathsep.join(filter(None, [PACKAGE_ROOT, out.get("PYTHONPATH")]))
     out.pop("COLUMNS", None)
     out.update(extra)
     return out

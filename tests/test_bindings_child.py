@@ -15,12 +15,9 @@ import subprocess
 import sys
 import textwrap
 import time
-from pathlib import Path
 
-import memdedup
+import cli_support
 import pytest
-
-PYTHON_DIR = str(Path(memdedup.__file__).resolve().parent.parent)
 
 #: The probes test the compiled extension; an explicitly requested pure-Python run skips them.
 requires_rust = pytest.mark.skipif(
@@ -37,8 +34,7 @@ def _is_panic(exc):
 
 
 def child_env(**extra: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [PYTHON_DIR, env.get("PYTHONPATH")]))
+    env = cli_support.env()
     env["MEMDEDUP_IMPLEMENTATION"] = "rust"
     env["RAYON_NUM_THREADS"] = extra.pop("RAYON_NUM_THREADS", "2")
     env.update(extra)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import copy
 import difflib
 import gzip
-import os
 import pickle
 import random
 import subprocess
@@ -27,6 +26,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+import cli_support
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -293,9 +293,7 @@ def test_drop_in_surface() -> None:
 
 def test_pure_python_backend_is_the_standard_library() -> None:
     # The same memdedup this process imported (an editable install, a wheel or PYTHONPATH alike).
-    package_root = str(Path(md.__file__).resolve().parents[1])
-    path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH", "")) if p)
-    env = {**os.environ, "MEMDEDUP_IMPLEMENTATION": "python", "PYTHONPATH": path}
+    env = cli_support.env(MEMDEDUP_IMPLEMENTATION="python")
     code = (
         "import difflib; from memdedup import difflib as md; "
         "assert md.SequenceMatcher is difflib.SequenceMatcher; "

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import signal
 import sqlite3
 import subprocess
@@ -15,6 +14,7 @@ import types
 from pathlib import Path
 from typing import Any
 
+import cli_support
 import pytest
 from memdedup.cli import main
 from memdedup.errors import InvalidInputError
@@ -116,9 +116,7 @@ def snapshot(db: Path) -> dict[str, list[tuple]]:
 
 
 def subprocess_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "python"), env.get("PYTHONPATH")]))
-    return env
+    return cli_support.env()
 
 
 def outcome_of(report: IngestReport, line: int, op_id: str) -> Any:

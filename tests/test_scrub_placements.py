@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import cli_support
 import numpy as np
 import pytest
 from memdedup.scope import Scope
@@ -432,9 +433,7 @@ _LOGGING_MAIN = (
 
 
 def cli_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "python"), env.get("PYTHONPATH")]))
-    return env
+    return cli_support.env()
 
 
 @dataclass

@@ -14,6 +14,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import cli_support
 import pytest
 from memdedup import batch
 from memdedup import ingest as ingest_module
@@ -62,9 +63,7 @@ def write_jsonl(path: Path, rows: list[Any]) -> Path:
 
 
 def env() -> dict[str, str]:
-    out = dict(os.environ)
-    out["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "python"), out.get("PYTHONPATH")]))
-    return out
+    return cli_support.env()
 
 
 def memdedup(*argv: str, **kwargs: Any) -> subprocess.CompletedProcess[str]:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from pathlib import Path
 from typing import Any
 
+import cli_support
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from memdedup import _backend, _reference, dedup, ingest
@@ -145,7 +145,7 @@ def test_the_recall_example_runs(tmp_path: Path) -> None:
         [sys.executable, str(ROOT / "examples" / "recall.py"), str(tmp_path / "m.sqlite")],
         capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT / "python")},
+        env=cli_support.env(),
         timeout=120,
     )
     assert done.returncode == 0, done.stderr

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import sqlite3
 import subprocess
 import sys
@@ -13,6 +12,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+import cli_support
 import pytest
 from memdedup.ingest import ingest_file, ingest_turns
 from memdedup.operations import ExtractionRequest, ProviderFamily, mint_operation, parse_extraction
@@ -105,7 +105,7 @@ def test_no_secret_reaches_the_store_the_ledger_the_report_or_a_log(tmp_path: Pa
 def test_the_command_prints_no_secret(tmp_path: Path) -> None:
     path = tmp_path / "t.jsonl"
     path.write_text("".join(json.dumps(t) + "\n" for t in hostile_turns()[:-1]), encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "python")}
+    env = cli_support.env()
     for extra in ([], ["--json"]):
         done = subprocess.run(
             [
