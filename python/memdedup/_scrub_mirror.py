@@ -811,7 +811,9 @@ class PyDetector:
             if verdict is not None:
                 start, end, kind = verdict
                 out.append((start, end, index, kind or rule.kind or "SECRET"))
-                at = me if rule.extend in ("assignment", "flag", "prose") else max(end, me)
+                one_word = b" " not in d[start:end] and b"\t" not in d[start:end]
+                key_rule = rule.extend in ("assignment", "flag", "prose")
+                at = start if key_rule and one_word else max(end, me)
             else:
                 at = secret[0] if secret[0] > ms else me
             at = max(at, ms + 1)

@@ -7,8 +7,9 @@ the id hash nor a stored label ever carries the secret.
 
 Detection runs in the Rust core (``rust/scrub``) over a rule catalogue kept as data,
 ``memdedup/data/secret_rules.toml``: provider token shapes (AWS, GCP, Azure, GitHub, GitLab, OpenAI,
-Anthropic, Stripe, Slack, ... 76 rules), private key blocks, JWTs, URL credentials, connection strings,
-command-line passwords, values of credential-named keys and passphrases; docs/scrub.md lists them all.
+Anthropic, Stripe, Slack, ... and an unknown vendor's prefixed key; 189 rules), private key blocks,
+JWTs, URL credentials, connection strings, command-line passwords, values of credential-named keys and
+passphrases; docs/scrub.md lists them all.
 The core finds spans (linear time: bounded regexes, a keyword prefilter, bounded extenders); this module
 keeps the policy: a span becomes ``[REDACTED:KIND]``, a credential-named property is dropped unless its
 value is an obvious placeholder, and every key path reported is built from scrubbed key names.

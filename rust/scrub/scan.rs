@@ -220,10 +220,13 @@ impl Detector {
                         rule: index,
                         kind,
                     });
-                    // A key rule goes on from its key's separator, not past its value: a value may
-                    // hold the next key (`?key=X-Auth-Key: ...`); a nested finding merges into this one.
+                    // A key rule's one-word value may be the next key (`?key=X-Auth-Key: ...`): the
+                    // search goes on from the value's start (a nested finding merges into this one). A
+                    // clause of words is not searched again (`'password: ' * n` would read each
+                    // clause up to 16 times).
+                    let one_word = !hay[start..end].iter().any(|b| matches!(b, b' ' | b'\t'));
                     at = match rule.extend {
-                        Extend::Assignment | Extend::Flag | Extend::Prose => me,
+                        Extend::Assignment | Extend::Flag | Extend::Prose if one_word => start,
                         _ => end.max(me),
                     };
                 }
