@@ -19,17 +19,29 @@ Then the growth: the time to scrub 16 KB, 64 KB, 256 KB and 1 MB of prose and of
 ('a.' * n, runs of key-like bytes, many 'password: ' prefixes, deep '@' and ':' runs, ...), with each
 size's time per byte as a multiple of the 16 KB one (1.0 is linear). A peer that is not installed is
 skipped and said so.
+
+    python benches/bench_scrub.py --false-positives [--pypi PATH] [--examples 5]
+
+counts what the scrubber finds in REAL benign text, where every finding is a false positive to inspect:
+the 841,708 PyPI summaries of the shared corpus (/work/shared/data/pypi-summaries.txt.gz, or --pypi),
+this repository's own source (python, rust, docs, benches, scripts, examples; not tests, whose vectors
+are fakes on purpose), Python's standard library, the installed site-packages, and the benign
+look-alikes of tests/data/leak_corpus/benign.json. It prints the findings per rule with a few examples.
+Run it with another checkout's PYTHONPATH to compare catalogues (docs/scrub.md has the figures).
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import random
 import string
 import sys
+import sysconfig
 import time
-from collections.abc import Callable
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -164,6 +176,9 @@ def adversarial(n: int) -> dict[str, str]:
         "'eyJ' * n": "eyJ" * (n // 3),
         "tokens= * n": "tokens=" * (n // 7),
         "key: val * n": "key: val " * (n // 9),
+        "'ab_' * n": "ab_" * (n // 3),
+        "x- + 'Ab1' * n": "x-" + "Ab1" * (n // 3),
+        "'sk-Ab1_' * n": "sk-Ab1_" * (n // 7),
     }
 
 
@@ -190,6 +205,74 @@ def detect_secrets_scan() -> Callable[[str], int] | None:
     return scan
 
 
+ROOT = Path(__file__).resolve().parents[1]
+PYPI = Path("/work/shared/data/pypi-summaries.txt.gz")
+SOURCE_DIRS = ("python", "rust", "docs", "benches", "scripts", "examples")
+SOURCE_SUFFIXES = {".py", ".rs", ".md", ".toml", ".txt", ".json", ".jsonl", ".sh", ".yml", ".yaml"}
+CHUNK_LINES = 2000
+
+
+def _files(root: Path, suffixes: set[str], skip: tuple[str, ...] = ()) -> Iterator[str]:
+    for path in sorted(root.rglob("*")):
+        if path.is_file() and path.suffix in suffixes and not any(part in skip for part in path.parts):
+            yield path.read_text(encoding="utf-8", errors="replace")
+
+
+def _chunks(lines: Iterator[str]) -> Iterator[str]:
+    batch: list[str] = []
+    for line in lines:
+        batch.append(line)
+        if len(batch) == CHUNK_LINES:
+            yield "\n".join(batch)
+            batch = []
+    if batch:
+        yield "\n".join(batch)
+
+
+def benign_corpora(pypi: Path) -> dict[str, Callable[[], Iterator[str]]]:
+    """Real text with no secret in it (so every finding is a false positive), by name."""
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    purelib = Path(sysconfig.get_paths()["purelib"])
+    benign = json.loads((ROOT / "tests/data/leak_corpus/benign.json").read_text(encoding="utf-8"))
+
+    def benign_texts() -> Iterator[str]:
+        yield from (entry["text"] for entry in benign["texts"])
+        yield from (json.dumps(entry["properties"]) for entry in benign["properties"])
+
+    corpora: dict[str, Callable[[], Iterator[str]]] = {}
+    if pypi.exists():
+        corpora["pypi summaries"] = lambda: _chunks(
+            line.rstrip("\n") for line in gzip.open(pypi, "rt", encoding="utf-8", errors="replace")
+        )
+    corpora["repo source"] = lambda: (
+        text for d in SOURCE_DIRS for text in _files(ROOT / d, SOURCE_SUFFIXES, ("target", "__pycache__"))
+    )
+    corpora["stdlib"] = lambda: _files(stdlib, {".py"}, ("site-packages", "test", "tests"))
+    corpora["site-packages"] = lambda: _files(purelib, {".py"}, ("memdedup",))
+    corpora["benign look-alikes"] = benign_texts
+    return corpora
+
+
+def false_positives(pypi: Path, examples: int) -> None:
+    scrubber = CredentialScrubber(implementation="rust")
+    for name, texts in benign_corpora(pypi).items():
+        by_rule: Counter[str] = Counter()
+        shown: dict[str, list[str]] = defaultdict(list)
+        size = 0
+        start = time.perf_counter()
+        for text in texts():
+            size += len(text.encode("utf-8", "surrogatepass"))
+            for finding in scrubber.scan(text):
+                by_rule[finding.rule] += 1
+                if len(shown[finding.rule]) < examples:
+                    shown[finding.rule].append(text[finding.start : finding.end][:70])
+        seconds = time.perf_counter() - start
+        total = sum(by_rule.values())
+        print(f"{name}: {size / 1e6:.1f} MB, {total} findings ({seconds:.1f} s)")
+        for rule, count in by_rule.most_common():
+            print(f"  {count:6d}  {rule:32} e.g. {shown[rule]!r}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -198,7 +281,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--peer-kb", type=int, default=256, help="text given to detect-secrets (default 256)")
     parser.add_argument("--python-kb", type=int, default=256, help="text given to the Python fallback")
+    parser.add_argument(
+        "--false-positives", action="store_true", help="count findings in real benign text, then stop"
+    )
+    parser.add_argument("--pypi", type=Path, default=PYPI, help="the PyPI summaries (.txt.gz)")
+    parser.add_argument("--examples", type=int, default=5, help="examples shown per rule")
     args = parser.parse_args()
+    if args.false_positives:
+        false_positives(args.pypi, args.examples)
+        return
 
     core = CredentialScrubber(implementation="rust")
     fallback = CredentialScrubber(implementation="python")

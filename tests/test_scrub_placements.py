@@ -357,13 +357,36 @@ def _op_fields(family: str, s: Sample) -> list[Line]:
 
 
 def _line_fields(family: str, s: Sample) -> list[Line]:
-    """The secret in a line that is not a valid turn: the turn number, broken JSON, broken UTF-8."""
+    """The secret in a line that is not a valid turn: the turn number, broken JSON. (A line that is not
+    UTF-8 makes the CLI refuse the whole input: :func:`test_an_input_that_is_not_utf8_leaks_nothing`.)"""
     bad_turn = turn(family, s, [marker(s)])
     bad_turn["turn"] = s.text
     scope = json.dumps(scope_of(family, s.placement, s.owner))
     broken_json = ('{"scope": ' + scope + ', "turn": 2, "output": "' + s.text).encode()
-    broken_utf8 = ('{"scope": ' + scope + ', "turn": 3, "output": "').encode() + s.text.encode() + b'\xff"}'
-    return [turn(family, s, [marker(s)], number=1), bad_turn, broken_json, broken_utf8]
+    return [turn(family, s, [marker(s)], number=1), bad_turn, broken_json]
+
+
+def _broken_utf8_line(family: str, s: Sample) -> bytes:
+    scope = json.dumps(scope_of(family, s.placement, s.owner))
+    return ('{"scope": ' + scope + ', "turn": 3, "output": "').encode() + s.text.encode() + b'\xff"}'
+
+
+def _scope_id(family: str, s: Sample) -> list[Line]:
+    """The secret as a scope id (a token pasted where an id belongs), in each form a scope takes, glued to
+    ``_token`` too: every such turn is refused (``invalid_scope``), so the id is never stored in a
+    ``scope_path`` nor printed; the marker turn, in a clean scope, is written."""
+    own = scope_of(family, s.placement, s.owner)
+    ops = [op(f"{s.owner} scoped by a secret"), marker(s)]
+    levels = turn(family, s, ops, number=2)
+    levels["scope"] = [*own, {"kind": "token", "id": s.text}]
+    pairs = turn(family, s, ops, number=3)
+    pairs["scope"] = [*own[:2], own[2], ["key", s.text + "_token"]]
+    mapping = turn(family, s, ops, number=4)
+    mapping["scope"] = {**{level["kind"]: level["id"] for level in own}, "account": s.text}
+    mapping["case"] = own[2]  # ignored by ingest: names the sample's scope in the line, as the others do
+    for refused in (levels, pairs, mapping):
+        refused["expect"] = "invalid_scope"  # not a field of a turn: ingest ignores it, the test reads it
+    return [turn(family, s, [marker(s)], number=1), levels, pairs, mapping]
 
 
 def _key_parent(family: str, s: Sample) -> list[Line]:
@@ -384,6 +407,7 @@ SECRET_PLACEMENTS: dict[str, Builder] = {
     "op_fields": _op_fields,
     "line_fields": _line_fields,
     "key_parent": _key_parent,
+    "scope_id": _scope_id,
 }
 
 
@@ -659,7 +683,11 @@ class PlacementRuns:
 
     @property
     def turns(self) -> int:
-        return sum(1 for line in self.lines if isinstance(line, dict) and isinstance(line.get("turn"), int))
+        return sum(
+            1
+            for line in self.lines
+            if isinstance(line, dict) and isinstance(line.get("turn"), int) and "expect" not in line
+        )
 
     def store_hits(self) -> list[Hit]:
         if "store" not in self._hits:
@@ -849,6 +877,38 @@ def test_report_prints_no_secret(secret_runs: dict[str, PlacementRuns], placemen
     hits = runs.report_hits()
     if hits:
         pytest.fail(hits_table(hits, f"secrets in the report, placement {placement}"), pytrace=False)
+
+
+def test_refused_scopes_are_reported_as_invalid_scope(secret_runs: dict[str, PlacementRuns]) -> None:
+    """Every turn whose scope holds a secret is a bad line with the reason invalid_scope (and so wrote
+    nothing); its sibling marker turn in a clean scope was written (test_store_holds_no_secret)."""
+    runs = secret_runs["scope_id"]
+    expected = sorted(
+        index + 1 for index, line in enumerate(runs.lines) if isinstance(line, dict) and "expect" in line
+    )
+    report = runs.runs[1].report()
+    assert report is not None
+    refused = sorted(p["line"] for p in report["bad_lines"] if p["reason"].startswith("invalid_scope:"))
+    assert refused == expected
+
+
+def test_an_input_that_is_not_utf8_leaks_nothing(tmp_path: Path) -> None:
+    """A file with a line that is not UTF-8 is refused whole (issue 25: exit 2, the file, the line and the
+    byte, nothing written); the refusal quotes no byte of the line, and no database is created."""
+    samples = samples_for("line_fields")
+    lines: list[Line] = []
+    for sample in samples:
+        lines += [turn("shapes", sample, [marker(sample)]), _broken_utf8_line("shapes", sample)]
+    path = write_jsonl(tmp_path / "broken.jsonl", lines)
+    for mode in ("text", "json"):
+        run = run_ingest(path, tmp_path / f"db-{mode}", mode=mode)
+        assert run.returncode == 2, masked(run.stderr, samples)
+        assert b"broken.jsonl:2: not UTF-8" in run.stderr, masked(run.stderr, samples)
+        assert b"Traceback" not in run.stderr
+        assert "memory.sqlite" not in run.files, "the refused input created a database"
+        hits = scan({**report_haystacks([run]), **store_haystacks([run])}, samples)
+        if hits:
+            pytest.fail(hits_table(hits, f"secrets in the refusal of a file that is not UTF-8 ({mode})"))
 
 
 def _matrix(families: Sequence[PlacementRuns], owners: Sequence[str], title: str) -> str | None:

@@ -25,6 +25,7 @@ _WS = b" \t\n\x0c\r"  # Rust's u8::is_ascii_whitespace (no vertical tab)
 _MAX_VALUE = 1024
 _MAX_CLAUSE_WORDS = 16
 _MAX_EXTENSION = 64 * 1024
+_MAX_RUN_BEFORE = 32
 _PLACEHOLDER_BYTES = PLACEHOLDER_PREFIX.encode()
 _SCHEMES = (b"bearer", b"basic", b"token", b"digest", b"ssws", b"apikey")
 _CONTINUATION = bytes(range(0x80, 0xC0))
@@ -339,21 +340,41 @@ def _key_phrase_start(d: bytes, key_start: int) -> int:
 
 
 def _key_span(d: bytes, ms: int) -> tuple[int, int]:
-    """extend.rs key_span: the first run of key bytes from the match's start."""
+    """extend.rs key_span: the first run of key bytes from the match's start, past an escape's letters."""
     start = ms
     while start < len(d) and not _key_byte(d[start]):
         start += 1
     end = start
     while end < len(d) and _key_byte(d[end]):
         end += 1
-    return start, end
+    return _skip_escape(d, start, end), end
+
+
+def _skip_escape(d: bytes, start: int, end: int) -> int:
+    """extend.rs skip_escape."""
+
+    def hexes(lo: int, hi: int) -> bool:
+        return hi <= end and all(b in _HEX for b in d[lo:hi])
+
+    before = d[start - 1] if start > 0 else -1
+    at = d[start] if start < len(d) else -1
+    skip = 0
+    if before == 0x5C and at in _LETTER_ESCAPES:
+        skip = 1
+    elif before == 0x5C and at == 0x75 and hexes(start + 1, start + 5):
+        skip = 5
+    elif before == 0x5C and at == 0x78 and hexes(start + 1, start + 3):
+        skip = 3
+    elif before == 0x25 and at >= 0 and hexes(start, start + 2):
+        skip = 2
+    return start + skip if start + skip < end else start
 
 
 def _assignment(
     d: bytes, key: tuple[int, int], me: int, flag: bool, keys: _KeyPolicy, values: _ValuePolicy
 ) -> tuple[int, int, str] | None:
     """extend.rs assignment."""
-    if (not flag and key[0] > 0 and _key_byte(d[key[0] - 1])) or _in_placeholder(d, key[0]):
+    if (not flag and key[0] > 0 and _key_byte(byte_before(d, key[0]))) or _in_placeholder(d, key[0]):
         return None
     kind = keys.classify(d[_key_phrase_start(d, key[0]) : key[1]])
     if kind is None:
@@ -421,7 +442,8 @@ def _prose(
 ) -> tuple[int, int, str] | None:
     """extend.rs prose."""
     key = _prose_key(d, ms)
-    if (key[0] > 0 and (_isalnum(d[key[0] - 1]) or d[key[0] - 1] == 0x5F)) or _in_placeholder(d, key[0]):
+    before = byte_before(d, key[0]) if key[0] > 0 else 0x20
+    if (key[0] > 0 and (_isalnum(before) or before == 0x5F)) or _in_placeholder(d, key[0]):
         return None
     kind = keys.classify(d[key[0] : key[1]])
     if kind is None:
@@ -539,6 +561,85 @@ def _extend_run(d: bytes, end: int, run: frozenset[int], inner: frozenset[int]) 
     return i
 
 
+_HEX = frozenset(b"0123456789abcdefABCDEF")
+_LETTER_ESCAPES = frozenset(b"nrtbfv")
+
+
+def _hex_value(digits: bytes) -> int | None:
+    return int(digits, 16) if digits and all(b in _HEX for b in digits) else None
+
+
+def byte_before(d: bytes, at: int) -> int:
+    """scan.rs byte_before: the byte right before ``at``, an escape ending there read as what it encodes."""
+    if at >= 6 and d[at - 6] == 0x5C and d[at - 5] == 0x75:
+        cp = _hex_value(d[at - 4 : at])
+        if cp is not None:
+            return cp if cp < 0x80 else 0x80
+    if at >= 4 and d[at - 4] == 0x5C and d[at - 3] == 0x78:
+        byte = _hex_value(d[at - 2 : at])
+        if byte is not None:
+            return byte
+    if at >= 3 and d[at - 3] == 0x25:
+        byte = _hex_value(d[at - 2 : at])
+        if byte is not None:
+            return byte
+    last = d[at - 1]
+    if at >= 2 and d[at - 2] == 0x5C and last in _LETTER_ESCAPES:
+        return 0x0A
+    return last
+
+
+def _has_public_prefix(secret: bytes, prefixes: tuple[bytes, ...]) -> bool:
+    """scan.rs has_public_prefix."""
+    return any(
+        len(secret) > len(p) and secret[: len(p)].lower() == p and secret[len(p)] in b"_-." for p in prefixes
+    )
+
+
+RANDOM_PREFIX = (2, 16)
+RANDOM_MIN_MIXED = 20
+RANDOM_MIN_ONE_CASE = 32
+
+
+def _class(b: int) -> int:
+    return 0 if _isupper(b) else 1 if _islower(b) else 2 if _isdigit(b) else 3
+
+
+def random_body(secret: bytes) -> bool:
+    """scan.rs random_body: the part after the first ``_`` or ``-`` looks random, not like words."""
+    seps = [i for i in (secret.find(b"_"), secret.find(b"-")) if i >= 0]
+    if not seps or not RANDOM_PREFIX[0] <= min(seps) <= RANDOM_PREFIX[1]:
+        return False
+    body = secret[min(seps) + 1 :]
+    counts = [0, 0, 0, 0]
+    pairs = changes = 0
+    prev = 3
+    run_start, longest = 0, (0, 0)
+    for i, b in enumerate(body):
+        c = _class(b)
+        counts[c] += 1
+        if c != 3 and prev != 3:
+            pairs += 1
+            changes += c != prev
+        if c == 3:
+            run_start = i + 1
+        elif i + 1 - run_start > longest[1] - longest[0]:
+            longest = (run_start, i + 1)
+        prev = c
+    upper, lower, digits, _other = counts
+    if digits == 0 or upper + lower == 0:
+        return False
+    if upper and lower:
+        return len(body) >= RANDOM_MIN_MIXED and 10 * changes >= 3 * pairs
+    run = body[longest[0] : longest[1]]
+    return (
+        len(run) >= RANDOM_MIN_ONE_CASE
+        and any(_isdigit(b) for b in run)
+        and any(_isupper(b) or _islower(b) for b in run)
+        and _entropy(run) > 4.0
+    )
+
+
 def _entropy(data: bytes) -> float:
     """scan.rs entropy: the same operations in the same order, so the same float."""
     if not data:
@@ -562,16 +663,19 @@ class _PyRule(NamedTuple):
     regex: re.Pattern[bytes]
     secret_groups: tuple[int, ...]
     boundary: frozenset[int]
+    before: frozenset[int]
     entropy: float | None
     digits: bool
     placeholder: bool
     generated: bool
     mixed: bool
     run: tuple[frozenset[int], frozenset[int]] | None
+    run_before: frozenset[int] | None
     extend: str | None
     near: tuple[re.Pattern[bytes], int, int] | None
     line_context: tuple[bytes, ...]
-    url_check: bool
+    check: str | None
+    public_prefixes: tuple[bytes, ...]
     pii: bool
 
 
@@ -603,16 +707,19 @@ def _compile(rule: Mapping[str, Any]) -> _PyRule:
         regex=regex,
         secret_groups=secret_groups,
         boundary=_byte_set(rule.get("boundary", "word")),
+        before=_byte_set(rule.get("before", rule.get("boundary", "word"))),
         entropy=rule.get("entropy"),
         digits=rule.get("digits", False),
         placeholder=rule.get("placeholder", False),
         generated=rule.get("generated", False),
         mixed=rule.get("mixed", False),
         run=run,
+        run_before=_byte_set(rule["run_before"]) if "run_before" in rule else None,
         extend=rule.get("extend"),
         near=near,
         line_context=tuple(w.encode("ascii") for w in rule.get("line_context", [])),
-        url_check=rule.get("check") == "url_password",
+        check=rule.get("check"),
+        public_prefixes=tuple(p.encode("ascii") for p in rule.get("public_prefixes", [])),
         pii=rule.get("pii", False),
     )
 
@@ -704,7 +811,9 @@ class PyDetector:
             if verdict is not None:
                 start, end, kind = verdict
                 out.append((start, end, index, kind or rule.kind or "SECRET"))
-                at = max(end, me)
+                one_word = b" " not in d[start:end] and b"\t" not in d[start:end]
+                key_rule = rule.extend in ("assignment", "flag", "prose")
+                at = start if key_rule and one_word else max(end, me)
             else:
                 at = secret[0] if secret[0] > ms else me
             at = max(at, ms + 1)
@@ -753,6 +862,10 @@ class PyDetector:
         """scan.rs check."""
         if rule.run is not None:
             end = _extend_run(d, end, *rule.run)
+        if rule.run_before is not None:
+            floor = max(0, start - _MAX_RUN_BEFORE)
+            while start > floor and d[start - 1] in rule.run_before:
+                start -= 1
         at = d.find(_PLACEHOLDER_BYTES, start, max(start, end))
         if at >= 0:
             end = at
@@ -760,10 +873,12 @@ class PyDetector:
             return None
         if end <= start:
             return None
-        if (start > 0 and d[start - 1] in rule.boundary) or (end < len(d) and d[end] in rule.boundary):
+        if (start > 0 and byte_before(d, start) in rule.before) or (end < len(d) and d[end] in rule.boundary):
             return None
         value = d[start:end]
         if rule.digits and not any(_isdigit(b) for b in value):
+            return None
+        if rule.check == "random_body" and not random_body(value):
             return None
         if rule.entropy is not None and _entropy(value) < rule.entropy:
             return None
@@ -777,7 +892,9 @@ class PyDetector:
             and any(_isdigit(b) for b in value)
         ):
             return None
-        if rule.url_check:
+        if _has_public_prefix(value, rule.public_prefixes):
+            return None
+        if rule.check == "url_password":
             digits = len(value) - len(value.lstrip(b"0123456789"))
             if 1 <= digits <= 5 and value[digits : digits + 1] == b"/":
                 return None

@@ -45,9 +45,18 @@ class _Help(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpF
 
 
 def _shorten(text: str, width: int) -> str:
-    """One line, at most ``width`` characters (an ellipsis marks a cut)."""
-    text = " ".join(str(text).split())
-    return text if len(text) <= width else text[: width - 1] + "…"
+    """One line, at most ``width`` characters (an ellipsis marks a cut), scrubbed before it is cut
+    (:func:`memdedup.scrub.redact`): what a report prints is never a secret's first characters."""
+    from memdedup.scrub import redact
+
+    return redact(" ".join(str(text).split()), width)
+
+
+def _message(value: object, width: int | None = None) -> str:
+    """An error's text as the command prints it: scrubbed, then cut (:func:`memdedup.scrub.redact`)."""
+    from memdedup.scrub import redact
+
+    return redact(value, width)
 
 
 def _table(
@@ -85,7 +94,7 @@ def _min_chars(text: str) -> int:
     try:
         return int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        raise argparse.ArgumentTypeError(f"not an integer: {_message(text, 40)!r}") from None
 
 
 def _check_min_chars(value: int) -> None:
@@ -99,7 +108,7 @@ def _unit_interval(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        raise argparse.ArgumentTypeError(f"not a number: {_message(text, 40)!r}") from None
     if not 0.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(f"must lie in [0, 1], not {value}")
     return value
@@ -211,7 +220,7 @@ def _run_ingest(args: argparse.Namespace) -> int:
     except StoreError as exc:
         if exc.report is not None:
             _print_ingest_report(exc.report, args)
-        print(f"memdedup ingest: error: {exc}", file=sys.stderr)
+        print(f"memdedup ingest: error: {_message(exc)}", file=sys.stderr)
         return 2
     _print_ingest_report(report, args)
     return 1 if report.problems or report.warnings else 0
@@ -701,10 +710,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except MemdedupError as exc:
-        print(f"memdedup {args.command}: error: {exc}", file=sys.stderr)
+        print(f"memdedup {args.command}: error: {_message(exc)}", file=sys.stderr)
         return 2
     except sqlite3.Error as exc:  # the database failed mid-run (disk full, I/O error): committed turns stay
-        print(f"memdedup {args.command}: database error: {exc}", file=sys.stderr)
+        print(f"memdedup {args.command}: database error: {_message(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"memdedup {args.command}: interrupted", file=sys.stderr)
@@ -715,8 +724,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 141
     except OSError as exc:  # a file the command writes (a plot, an output) that the system refused
-        where = f" {exc.filename}" if exc.filename else ""
-        print(f"memdedup {args.command}: error:{where} {exc.strerror or exc}", file=sys.stderr)
+        where = f" {_message(exc.filename)}" if exc.filename else ""
+        print(f"memdedup {args.command}: error:{where} {_message(exc.strerror or exc)}", file=sys.stderr)
         return 2
 
 

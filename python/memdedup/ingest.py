@@ -167,7 +167,8 @@ def parse_turn(
 ) -> Turn | LineProblem:
     """One turn from its JSON object, or the reason it is not one (scrubbed: it may quote the line)."""
     if isinstance(value, Turn):
-        return value
+        # A Turn built by a caller meets the same scope rule as a line of a file.
+        return _credential_scope_problem(value.line or line) if _holds_a_credential(value.scope) else value
     scrubber = scrubber if scrubber is not None else CredentialScrubber()
     if not isinstance(value, Mapping):
         return LineProblem(line, f"invalid_turn: a turn is a JSON object, not a {type(value).__name__}")
@@ -178,12 +179,7 @@ def parse_turn(
     except (InvalidInputError, InputTypeError) as exc:
         return LineProblem(line, f"invalid_scope: {_exception_text(exc, scrubber, typed=False)}")
     if _holds_a_credential(scope):
-        # Scope ids are keys: scrubbing one would merge owners, and it is stored and reported as it is.
-        return LineProblem(
-            line,
-            "invalid_scope: a scope kind or id looks like a credential; scope ids are stored and "
-            "reported as they are, so the turn was not ingested",
-        )
+        return _credential_scope_problem(line)
     number = value.get("turn")
     if isinstance(number, bool) or not isinstance(number, int) or not 0 <= number <= MAX_TURN:
         if isinstance(number, int) and not isinstance(number, bool):
@@ -214,6 +210,18 @@ def parse_turn(
     )
 
 
+def _credential_scope_problem(line: int) -> LineProblem:
+    """The policy for a scope kind or id the detector flags: refuse the turn, never scrub the id. A
+    scope id is an owner's key, stored in every row's scope_path and printed in reports; scrubbing it
+    would merge two owners whose ids hold different secrets of one kind into one scope, and a secret
+    there is almost certainly a mistake (a token pasted where an id belongs)."""
+    return LineProblem(
+        line,
+        "invalid_scope: a scope kind or id looks like a credential; scope ids are stored and "
+        "reported as they are, so the turn was not ingested",
+    )
+
+
 _CREDENTIALS_ONLY = CredentialScrubber()
 
 
@@ -228,10 +236,13 @@ def _holds_a_credential(scope: Scope) -> bool:
     )
 
 
+_DETAIL_WIDTH = 300
+"""The most characters of an exception's text a reason quotes (scrubbed first, then cut)."""
+
+
 def _exception_text(exc: BaseException, scrubber: CredentialScrubber, *, typed: bool = True) -> str:
-    """An exception's message for a report: cleaned and scrubbed (it may quote the input), once."""
-    text = f"{type(exc).__name__}: {exc}" if typed else str(exc)
-    return scrubber.scrub_text(clean_text(text)).text
+    """An exception's message for a report: scrubbed (it may quote the input), then cut."""
+    return scrubber.redact(f"{type(exc).__name__}: {exc}" if typed else exc, _DETAIL_WIDTH)
 
 
 def count_lines(path: str | os.PathLike[str]) -> int:

@@ -45,7 +45,7 @@ from enum import StrEnum
 from typing import Any
 
 from memdedup.scope import Scope
-from memdedup.scrub import CredentialScrubber
+from memdedup.scrub import CredentialScrubber, clean_text, redact
 
 __all__ = [
     "CLASSIFICATION_KEYS",
@@ -220,13 +220,7 @@ MEMORY_CATEGORIES: Mapping[str, frozenset[MemoryLayer]] = {
 del _L
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
-
-
-def clean_text(text: str) -> str:
-    """``text`` with lone surrogates (valid in JSON escapes, not in UTF-8) replaced by U+FFFD: the one
-    cleaning rule for every text memdedup stores (labels, properties, chat messages)."""
-    return _SURROGATE.sub("\ufffd", text)
+# clean_text (lone surrogates -> U+FFFD), the one cleaning rule, is memdedup.scrub's and re-exported here.
 
 
 def _clean_tree(value: Any) -> Any:
@@ -272,7 +266,7 @@ def classification_identity(
     if layers is None:
         return None, _refuse(
             CLASSIFICATION_INVALID,
-            f"memory_category {category!r:.60} is not one of {', '.join(sorted(MEMORY_CATEGORIES))}",
+            f"memory_category {redact(category, 60)!r} is not one of {', '.join(sorted(MEMORY_CATEGORIES))}",
         )
     if layer is not None:
         layer_value = getattr(layer, "value", layer)
@@ -287,7 +281,7 @@ def classification_identity(
         return None, _refuse(
             CLASSIFICATION_INVALID,
             f"subject must be 1-{SUBJECT_MAX_CHARS} characters without control characters, "
-            f"got {subject!r:.100}",
+            f"got {redact(subject, 100)!r}",
         )
     return (category_name, clean_text(subject_name)), ""
 
@@ -525,7 +519,7 @@ def scrub_op(op: Any, scrubber: CredentialScrubber) -> ScrubbedOp:
             out["properties"] = properties
             property_redactions = (
                 tuple(value_redactions)
-                + tuple(f"KEY:{scrubber.scrub_text(clean_text(path)).text}" for path in dropped_keys)
+                + tuple(f"KEY:{scrubber.redact(path)}" for path in dropped_keys)
                 + tuple(f"RESERVED:{key}" for key in reserved)
             )
         return ScrubbedOp(out, text_redactions, property_redactions)
@@ -564,14 +558,16 @@ def mint_scrubbed(
     if action not in NODE_ACTIONS:
         return identifier, _refuse(
             UNKNOWN_ACTION,
-            f"action {raw_action!r:.60} is not one of {', '.join(sorted(NODE_ACTIONS | NON_NODE_ACTIONS))}",
+            f"action {redact(raw_action, 60)!r} is not one of "
+            f"{', '.join(sorted(NODE_ACTIONS | NON_NODE_ACTIONS))}",
         )
     raw_layer = op.get("layer", MemoryLayer.SEMANTIC.value)
     layer = resolve_layer(raw_layer)
     if layer is None:
         return identifier, _refuse(
             UNKNOWN_LAYER,
-            f"layer {raw_layer!r:.60} is not one of {', '.join(layer.value for layer in MemoryLayer)}",
+            f"layer {redact(raw_layer, 60)!r} is not one of "
+            f"{', '.join(layer.value for layer in MemoryLayer)}",
         )
     text, text_key, missing = _op_text(op)
     if not text:
@@ -768,12 +764,16 @@ def locate_ops(raw: Any) -> tuple[list[Any], str, str]:
     return [], "none", f"no JSON could be read from the model output ({len(text)} characters)"
 
 
+_DETAIL_WIDTH = 300
+"""The most characters of an exception's text a reason quotes (scrubbed first, then cut)."""
+
+
 def read_ops(raw: Any, scrubber: CredentialScrubber) -> tuple[list[Any], str, str]:
     """:func:`locate_ops` that never raises: ``(ops, form, problem)``; a failure is a (scrubbed) problem."""
     try:
         return locate_ops(raw)
     except Exception as exc:  # a guard: reading the output must never break the turn
-        detail = scrubber.scrub_text(clean_text(f"{type(exc).__name__}: {exc}")).text
+        detail = scrubber.redact(f"{type(exc).__name__}: {exc}", _DETAIL_WIDTH)
         return [], "none", f"the model output could not be read ({detail})"
 
 
@@ -794,8 +794,11 @@ def mint_all(
         try:
             outcome = mint_scrubbed(scrubbed, index, request, family)
         except Exception as exc:  # a guard: one op that breaks minting never loses the others
-            # The op was scrubbed, so the message quotes only scrubbed text.
-            outcome = f"op[{index}]", _refuse(INVALID_OP, f"{type(exc).__name__}: {exc}")
+            # An exception's text may quote anything it was handed: it is scrubbed like input.
+            outcome = (
+                f"op[{index}]",
+                _refuse(INVALID_OP, redact(f"{type(exc).__name__}: {exc}", _DETAIL_WIDTH)),
+            )
         if isinstance(outcome, ExtractedMemory):
             if len(memories) >= request.max_records:
                 dropped.append(

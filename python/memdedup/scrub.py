@@ -7,8 +7,9 @@ the id hash nor a stored label ever carries the secret.
 
 Detection runs in the Rust core (``rust/scrub``) over a rule catalogue kept as data,
 ``memdedup/data/secret_rules.toml``: provider token shapes (AWS, GCP, Azure, GitHub, GitLab, OpenAI,
-Anthropic, Stripe, Slack, ... 76 rules), private key blocks, JWTs, URL credentials, connection strings,
-command-line passwords, values of credential-named keys and passphrases; docs/scrub.md lists them all.
+Anthropic, Stripe, Slack, ... and an unknown vendor's prefixed key; 189 rules), private key blocks,
+JWTs, URL credentials, connection strings, command-line passwords, values of credential-named keys and
+passphrases; docs/scrub.md lists them all.
 The core finds spans (linear time: bounded regexes, a keyword prefilter, bounded extenders); this module
 keeps the policy: a span becomes ``[REDACTED:KIND]``, a credential-named property is dropped unless its
 value is an obvious placeholder, and every key path reported is built from scrubbed key names.
@@ -28,6 +29,7 @@ Scrubbing is idempotent: a placeholder never matches a rule, so ``scrub(scrub(x)
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 import warnings
 from collections.abc import Mapping
@@ -47,8 +49,10 @@ __all__ = [
     "RuleInfo",
     "ScrubResult",
     "ScrubbedProperties",
+    "clean_text",
     "credential_kind",
     "is_credential_key",
+    "is_sentence_key",
     "key_words",
     "placeholder",
     "redact",
@@ -56,6 +60,17 @@ __all__ = [
 
 # How deep scrub_properties walks nested mappings and lists before refusing the input.
 MAX_DEPTH = 200
+
+
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+# What a cut message ends with.
+ELLIPSIS = "\u2026"
+
+
+def clean_text(text: str) -> str:
+    """``text`` with lone surrogates (valid in JSON escapes, not in UTF-8) replaced by U+FFFD: the one
+    cleaning rule for every text memdedup stores or prints (labels, properties, chat messages, reasons)."""
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def placeholder(kind: str) -> str:
@@ -232,6 +247,26 @@ def credential_kind(name: Any) -> str | None:
     return _engine().key_kind(name if isinstance(name, str) else str(name))
 
 
+# A property key with more words than a key name has, or with a sentence's punctuation, is prose.
+SENTENCE_KEY_WORDS = 4
+_SENTENCE_MARKS = (". ", "? ", "! ", ", ", "; ")
+
+
+def is_sentence_key(name: str) -> bool:
+    """Whether a property key is a sentence rather than a key name: more than
+    :data:`SENTENCE_KEY_WORDS` words between blanks, or a sentence's punctuation (``. ? ! , ;`` before a
+    blank, or ``?`` / ``!`` at the end). Such a key is scrubbed as text (a secret in it is still
+    redacted) and never drops its property: ``the sig query parameter carries the signature`` is a
+    note about a signature, not one. ``db signature``, ``the admin password`` and ``API key`` stay
+    credential-named."""
+    stripped = name.strip()
+    return (
+        len(stripped.split()) > SENTENCE_KEY_WORDS
+        or any(mark in stripped for mark in _SENTENCE_MARKS)
+        or stripped.endswith(("?", "!"))
+    )
+
+
 def is_credential_key(name: Any) -> bool:
     """Whether a property key names a credential."""
     return credential_kind(name) is not None
@@ -242,7 +277,7 @@ def is_credential_key(name: Any) -> bool:
 # ---------------------------------------------------------------------------------------------------
 def _type_name(value: object) -> str:
     # A class name is code, not input, but it is echoed into an error message: scrub it like input.
-    return redact(type(value).__name__)
+    return redact(type(value).__name__, 80)
 
 
 class CredentialScrubber:
@@ -315,7 +350,7 @@ class CredentialScrubber:
                     name = key if isinstance(key, str) else str(key)
                     clean = text_of(name)
                     where = f"{path}.{clean}" if path else clean
-                    kind = self._engine.key_kind(name)
+                    kind = None if is_sentence_key(name) else self._engine.key_kind(name)
                     if kind is not None and not self._keeps(kind, item):
                         dropped.append(where)
                         continue
@@ -337,6 +372,22 @@ class CredentialScrubber:
 
         return ScrubbedProperties(walk(mapping, "", 0), tuple(dropped), tuple(kinds))
 
+    def redact(self, value: object, width: int | None = None) -> str:
+        """``value`` as a message may quote it: its text (``str()`` of anything else), cleaned
+        (:func:`clean_text`), scrubbed, and only then cut to at most ``width`` characters (ending in
+        ``…``). Scrubbing first is the point: a token cut to 40 characters may no longer match its
+        rule, and a cut never ends inside a placeholder. The one way a refusal reason, an error or a
+        report quotes input."""
+        text = value if isinstance(value, str) else _safe_str(value)
+        text = self.scrub_text(clean_text(str.__str__(text))).text
+        if width is None or len(text) <= width:
+            return text
+        cut = max(width - 1, 0)
+        opened = text.rfind("[", 0, cut)
+        if opened >= 0 and text.startswith(PLACEHOLDER_PREFIX, opened) and text.find("]", opened, cut) < 0:
+            cut = opened  # the cut would split a placeholder: end before it
+        return text[:cut] + ELLIPSIS
+
     def _keeps(self, kind: str, value: Any) -> bool:
         """Whether a credential-named key of ``kind`` keeps ``value`` (the property policy)."""
         if value is None or isinstance(value, bool):
@@ -350,9 +401,19 @@ class CredentialScrubber:
         return False
 
 
-def redact(text: str, *, pii: bool = False) -> str:
-    """``text`` scrubbed: for messages, logs and reports that echo input."""
-    return _default_scrubber(pii).scrub_text(text).text
+def redact(value: object, width: int | None = None, *, pii: bool = False) -> str:
+    """:meth:`CredentialScrubber.redact` with the default scrubber: ``value`` scrubbed, then cut to
+    ``width``, for messages, logs and reports that echo input."""
+    return _default_scrubber(pii).redact(value, width)
+
+
+def _safe_str(value: object) -> str:
+    """``str(value)`` for a message; an object whose ``__str__`` fails is named by its type only."""
+    try:
+        text = str(value)
+    except Exception:
+        return f"<{type(value).__name__}>"
+    return text if isinstance(text, str) else f"<{type(value).__name__}>"
 
 
 _DEFAULT: dict[bool, CredentialScrubber] = {}

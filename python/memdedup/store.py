@@ -59,6 +59,7 @@ from typing import TYPE_CHECKING, Any
 
 from memdedup.errors import InvalidInputError, MemdedupError
 from memdedup.scope import SCOPE_PATH_KEY
+from memdedup.scrub import redact
 
 if TYPE_CHECKING:
     from memdedup.recall import Recall
@@ -166,9 +167,9 @@ def _database_errors(path: str, doing: str) -> Iterator[None]:
     try:
         yield
     except _VALUE_ERRORS as exc:
-        raise InvalidInputError(f"SQLite cannot store a value while {doing}: {exc}") from exc
+        raise InvalidInputError(f"SQLite cannot store a value while {doing}: {redact(exc)}") from exc
     except sqlite3.Error as exc:
-        raise StoreError(f"the database {path!r} failed while {doing}: {exc}") from exc
+        raise StoreError(f"the database {redact(path)!r} failed while {doing}: {redact(exc)}") from exc
 
 
 def _now() -> str:
@@ -320,7 +321,7 @@ class SQLiteGraphStore:
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0, check: str = "auto") -> None:
         if check not in _CHECKS:
-            raise InvalidInputError(f"check must be one of {', '.join(_CHECKS)}, not {check!r}")
+            raise InvalidInputError(f"check must be one of {', '.join(_CHECKS)}, not {redact(check, 40)!r}")
         self.path = os.fspath(path)
         self.timeout = timeout
         #: What the integrity check on open found ("" lines when the file is sound or unchecked).
@@ -328,15 +329,22 @@ class SQLiteGraphStore:
         try:
             self._conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
         except sqlite3.Error as exc:
-            raise StoreError(f"cannot open the database {self.path!r}: {exc}") from exc
+            raise StoreError(f"cannot open the database {redact(self.path)!r}: {redact(exc)}") from exc
         try:
             self._conn.execute(f"PRAGMA busy_timeout = {int(self.timeout * 1000)}")
+            # Deleted and overwritten content is zeroed, not left in free pages and freed cells: an
+            # updated or deleted row's old text (a secret written before it was scrubbed, a memory a
+            # user asked to forget) must not survive in the file. SQLite builds differ in the default
+            # (Debian's is on; python.org's and manylinux's are off), so every connection says it.
+            self._conn.execute("PRAGMA secure_delete = ON")
             self._claim()
             self._check(check)
             self._configure()
         except sqlite3.DatabaseError as exc:
             self._conn.close()
-            raise StoreError(f"cannot use {self.path!r} as a memdedup database: {exc}") from exc
+            raise StoreError(
+                f"cannot use {redact(self.path)!r} as a memdedup database: {redact(exc)}"
+            ) from exc
         except BaseException:
             self._conn.close()
             raise
@@ -363,7 +371,7 @@ class SQLiteGraphStore:
             shown = ", ".join(repr(name) for name in names[:8]) + (", ..." if len(names) > 8 else "")
             whose = f"it holds schema objects memdedup did not create ({shown})"
         raise StoreError(
-            f"{self.path!r} is not a memdedup database: {whose}. memdedup writes only to an empty "
+            f"{redact(self.path)!r} is not a memdedup database: {whose}. memdedup writes only to an empty "
             "database or one of its own, so the file was left as it was; give --db a new path"
         )
 
@@ -381,7 +389,7 @@ class SQLiteGraphStore:
             rows = [str(row[0]) for row in self._conn.execute(f"PRAGMA {pragma}(20)").fetchall()]
         except sqlite3.DatabaseError as exc:
             # Too damaged for this check to finish: say so, with what the structural check still finds.
-            rows = [f"the check could not finish ({exc})"]
+            rows = [f"the check could not finish ({redact(exc)})"]
             if pragma != "quick_check":
                 try:
                     rows += [str(row[0]) for row in self._conn.execute("PRAGMA quick_check(20)").fetchall()]
@@ -401,7 +409,7 @@ class SQLiteGraphStore:
         ]
         summary = "; ".join(self.integrity_problems[:3])
         message = (
-            f"{self.path!r} failed its integrity check on open ({checked}): {summary}"
+            f"{redact(self.path)!r} failed its integrity check on open ({checked}): {redact(summary)}"
             + (f" (and {len(self.integrity_problems) - 3} more)" if len(self.integrity_problems) > 3 else "")
             + ". Rows may be missing or damaged; back the file up and repair it (sqlite3 .recover)"
         )
@@ -461,7 +469,7 @@ class SQLiteGraphStore:
                 )
             elif str(row[0]).strip() != str(SCHEMA_VERSION):
                 raise StoreError(
-                    f"{self.path!r} has memdedup schema version {str(row[0])[:20]}; "
+                    f"{redact(self.path)!r} has memdedup schema version {redact(row[0], 20)}; "
                     f"this memdedup reads version {SCHEMA_VERSION}"
                 )
 
@@ -670,7 +678,9 @@ class SQLiteGraphStore:
         try:
             encoded = json.dumps(props, ensure_ascii=True, sort_keys=False, default=str)
         except (ValueError, TypeError, RecursionError) as exc:
-            raise InvalidInputError(f"the node's properties cannot be stored as JSON: {exc}") from None
+            raise InvalidInputError(
+                f"the node's properties cannot be stored as JSON: {redact(exc)}"
+            ) from None
         return (
             _text("node id", node_id),
             _text("scope path", scope.scope_path),
@@ -755,7 +765,7 @@ class SQLiteGraphStore:
                 (_now(), importance, salience, scope_path, node_id),
             )
             if cursor.rowcount != 1:
-                raise InvalidInputError(f"the write scope owns no node {str(node_id)[:40]!r}")
+                raise InvalidInputError(f"the write scope owns no node {redact(node_id, 40)!r}")
             node = self._owned(scope_path, node_id)
         assert node is not None
         return node

@@ -22,6 +22,8 @@ pub const MAX_WIDTH: usize = 2048;
 pub const LINE_CONTEXT: usize = 512;
 /// The longest stretch a `run` extension or a key block may cover past its match.
 pub const MAX_EXTENSION: usize = 64 * 1024;
+/// The longest stretch a `run_before` extension may cover before its match.
+pub const MAX_RUN_BEFORE: usize = 32;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -42,6 +44,7 @@ struct RawRule {
     keywords: Vec<String>,
     pattern: String,
     boundary: Option<String>,
+    before: Option<String>,
     entropy: Option<f64>,
     #[serde(default)]
     digits: bool,
@@ -53,12 +56,15 @@ struct RawRule {
     mixed: bool,
     run: Option<String>,
     run_inner: Option<String>,
+    run_before: Option<String>,
     extend: Option<String>,
     near: Option<String>,
     near_within: Option<usize>,
     #[serde(default)]
     line_context: Vec<String>,
     check: Option<String>,
+    #[serde(default)]
+    public_prefixes: Vec<String>,
     #[serde(default)]
     pii: bool,
 }
@@ -156,6 +162,17 @@ pub enum Extend {
     PuttyBlock,
 }
 
+/// A check that code makes on a candidate, beyond the fields every rule has.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Check {
+    None,
+    /// Refuse a port-then-path shape (`host:8080/path@x`): a URL's port, not its password.
+    UrlPassword,
+    /// The part after the secret's first `_` or `-` (its prefix is a vendor's public name) must look
+    /// random: see [`random_body`](super::scan::random_body).
+    RandomBody,
+}
+
 /// A rule's second stage: the secret is the first match of `regex` within `within` bytes after the
 /// rule's match (its context: a provider's name), on the same line.
 pub struct Near {
@@ -177,17 +194,24 @@ pub struct Rule {
     /// Capture group indices of `secret*` groups, in pattern order.
     pub secret_groups: Vec<usize>,
     pub boundary: ByteSet,
+    /// Bytes that may not come right before the secret (the `boundary` unless the rule says).
+    pub before: ByteSet,
     pub entropy: Option<f64>,
     pub digits: bool,
     pub placeholder: bool,
     pub generated: bool,
     pub mixed: bool,
     pub run: Option<(ByteSet, ByteSet)>,
+    /// Extend the secret's start back over these bytes (at most [`MAX_RUN_BEFORE`]): a vendor prefix
+    /// before a separator the pattern starts at.
+    pub run_before: Option<ByteSet>,
     pub extend: Extend,
     pub near: Option<Near>,
     /// Words one of which must come before the match on its line (within [`LINE_CONTEXT`] bytes).
     pub line_context: Vec<String>,
-    pub url_check: bool,
+    pub check: Check,
+    /// Lower-case prefixes of public identifiers the rule refuses (`cus_`, `msg_`, `sha256-`).
+    pub public_prefixes: Vec<String>,
     pub pii: bool,
     /// The longest match the pattern describes, in bytes.
     pub max_width: usize,
@@ -314,18 +338,20 @@ fn compile_rule(raw: RawRule) -> Result<Rule, String> {
         }
         k => return Err(format!("rule {id}: kind {k:?} is not an upper-case name")),
     };
-    let url_check = match raw.check.as_deref() {
-        None => false,
-        Some("url_password") => true,
+    let check = match raw.check.as_deref() {
+        None => Check::None,
+        Some("url_password") => Check::UrlPassword,
+        Some("random_body") => Check::RandomBody,
         Some(other) => return Err(format!("rule {id}: unknown check {other:?}")),
     };
     if raw
         .keywords
         .iter()
+        .chain(&raw.public_prefixes)
         .any(|k| k.is_empty() || k.to_ascii_lowercase() != *k || !k.is_ascii())
     {
         return Err(format!(
-            "rule {id}: keywords must be non-empty lower-case ASCII"
+            "rule {id}: keywords and public prefixes must be non-empty lower-case ASCII"
         ));
     }
     let run = match (&raw.run, &raw.run_inner) {
@@ -344,16 +370,24 @@ fn compile_rule(raw: RawRule) -> Result<Rule, String> {
         regex,
         secret_groups,
         boundary: ByteSet::parse(raw.boundary.as_deref().unwrap_or("word"))?,
+        before: ByteSet::parse(
+            raw.before
+                .as_deref()
+                .or(raw.boundary.as_deref())
+                .unwrap_or("word"),
+        )?,
         entropy: raw.entropy,
         digits: raw.digits,
         placeholder: raw.placeholder,
         generated: raw.generated,
         mixed: raw.mixed,
         run,
+        run_before: raw.run_before.as_deref().map(ByteSet::parse).transpose()?,
         extend,
         near,
         line_context: raw.line_context,
-        url_check,
+        check,
+        public_prefixes: raw.public_prefixes,
         pii: raw.pii,
         max_width,
         id,

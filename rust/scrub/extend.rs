@@ -164,10 +164,29 @@ pub fn read_value(hay: &[u8], pos: usize, mode: ValueMode, query: bool) -> Optio
 pub fn key_span(hay: &[u8], ms: usize) -> (usize, usize) {
     let key_byte = |b: &u8| b.is_ascii_alphanumeric() || b"_.-".contains(b);
     let start = ms + hay[ms..].iter().take_while(|b| !key_byte(b)).count();
-    (
-        start,
-        start + hay[start..].iter().take_while(|b| key_byte(b)).count(),
-    )
+    let end = start + hay[start..].iter().take_while(|b| key_byte(b)).count();
+    (skip_escape(hay, start, end), end)
+}
+
+/// `start`, past the letters and digits of an escape that ends inside the key: in `\npassword: x`
+/// (JSON text holding a newline escape) or `%22token=x` the key is `password` or `token`, not
+/// `npassword` or `22token`.
+fn skip_escape(hay: &[u8], start: usize, end: usize) -> usize {
+    let hex = |range: std::ops::Range<usize>| {
+        range.end <= end && hay[range].iter().all(u8::is_ascii_hexdigit)
+    };
+    let skip = match (start.checked_sub(1).map(|i| hay[i]), hay.get(start)) {
+        (Some(b'\\'), Some(b'n' | b'r' | b't' | b'b' | b'f' | b'v')) => 1,
+        (Some(b'\\'), Some(b'u')) if hex(start + 1..start + 5) => 5,
+        (Some(b'\\'), Some(b'x')) if hex(start + 1..start + 3) => 3,
+        (Some(b'%'), Some(_)) if hex(start..start + 2) => 2,
+        _ => 0,
+    };
+    if start + skip < end {
+        start + skip
+    } else {
+        start
+    }
 }
 
 /// Where the phrase a key ends starts: up to two words before it, each joined to the next by one
@@ -223,7 +242,9 @@ pub fn assignment(
     let key_byte = |b: u8| b.is_ascii_alphanumeric() || b"_.-".contains(&b);
     // The key must start where its run of key characters starts (not inside a longer name), and not be
     // the kind inside a placeholder this scrubber wrote ([REDACTED:PASSWORD]: ...).
-    if (!flag && key.0 > 0 && key_byte(hay[key.0 - 1])) || in_placeholder(hay, key.0) {
+    if (!flag && key.0 > 0 && key_byte(super::scan::byte_before(hay, key.0)))
+        || in_placeholder(hay, key.0)
+    {
         return None;
     }
     let class = keys.classify(&hay[key_phrase_start(hay, key.0)..key.1])?;
@@ -324,8 +345,12 @@ pub fn prose(
     values: &ValuePolicy,
 ) -> Option<(usize, usize, KeyClass)> {
     let key = prose_key(hay, ms);
-    if key.0 > 0 && (hay[key.0 - 1].is_ascii_alphanumeric() || hay[key.0 - 1] == b'_')
-        || in_placeholder(hay, key.0)
+    let before = if key.0 > 0 {
+        super::scan::byte_before(hay, key.0)
+    } else {
+        b' '
+    };
+    if key.0 > 0 && (before.is_ascii_alphanumeric() || before == b'_') || in_placeholder(hay, key.0)
     {
         return None;
     }

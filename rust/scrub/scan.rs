@@ -12,7 +12,7 @@
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 
-use super::catalogue::{Catalogue, Extend, Rule};
+use super::catalogue::{Catalogue, Check, Extend, Rule};
 use super::extend;
 use super::keys::{KeyClass, KeyPolicy, ValuePolicy};
 
@@ -220,7 +220,15 @@ impl Detector {
                         rule: index,
                         kind,
                     });
-                    at = end.max(me);
+                    // A key rule's one-word value may be the next key (`?key=X-Auth-Key: ...`): the
+                    // search goes on from the value's start (a nested finding merges into this one). A
+                    // clause of words is not searched again (`'password: ' * n` would read each
+                    // clause up to 16 times).
+                    let one_word = !hay[start..end].iter().any(|b| matches!(b, b' ' | b'\t'));
+                    at = match rule.extend {
+                        Extend::Assignment | Extend::Flag | Extend::Prose if one_word => start,
+                        _ => end.max(me),
+                    };
                 }
                 None => at = if secret.0 > ms { secret.0 } else { me },
             }
@@ -305,11 +313,17 @@ impl Detector {
         &self,
         rule: &Rule,
         hay: &[u8],
-        start: usize,
+        mut start: usize,
         mut end: usize,
     ) -> Option<(usize, usize)> {
         if let Some((run, inner)) = &rule.run {
             end = extend::extend_run(hay, end, run, inner);
+        }
+        if let Some(set) = &rule.run_before {
+            let floor = start.saturating_sub(super::catalogue::MAX_RUN_BEFORE);
+            while start > floor && set.contains(hay[start - 1]) {
+                start -= 1;
+            }
         }
         // A placeholder this scrubber wrote is never part of a secret, nor is the inside of one:
         // scrubbing twice changes nothing.
@@ -322,13 +336,17 @@ impl Detector {
         if end <= start {
             return None;
         }
-        if (start > 0 && rule.boundary.contains(hay[start - 1]))
+        if (start > 0 && rule.before.contains(byte_before(hay, start)))
             || (end < hay.len() && rule.boundary.contains(hay[end]))
         {
             return None;
         }
         let secret = &hay[start..end];
         if rule.digits && !secret.iter().any(u8::is_ascii_digit) {
+            return None;
+        }
+        // The cheap shape checks before the entropy count (every check must pass; the order is speed).
+        if rule.check == Check::RandomBody && !random_body(secret) {
             return None;
         }
         if rule.entropy.is_some_and(|min| entropy(secret) < min) {
@@ -348,12 +366,19 @@ impl Detector {
         {
             return None;
         }
-        if rule.url_check {
-            // host:8080/path@x is a port and a path, not a password.
-            let digits = secret.iter().take_while(|b| b.is_ascii_digit()).count();
-            if (1..=5).contains(&digits) && secret.get(digits) == Some(&b'/') {
-                return None;
+        if has_public_prefix(secret, &rule.public_prefixes) {
+            return None;
+        }
+        match rule.check {
+            Check::None => {}
+            Check::UrlPassword => {
+                // host:8080/path@x is a port and a path, not a password.
+                let digits = secret.iter().take_while(|b| b.is_ascii_digit()).count();
+                if (1..=5).contains(&digits) && secret.get(digits) == Some(&b'/') {
+                    return None;
+                }
             }
+            Check::RandomBody => {} // checked above
         }
         Some((start, end))
     }
@@ -381,6 +406,110 @@ impl Detector {
             f.end = cp;
         }
     }
+}
+
+/// The byte a reader sees right before `at`. An escape that ends there (`\n`, `\t`, `\u0022`,
+/// `\x22`, `%22`) stands for what it encodes (a newline for the letter escapes, `0x80` for a code
+/// point past ASCII), so a token that follows an escaped quote or newline inside JSON text, or a
+/// %-encoded delimiter in a URL, is not taken as glued to the escape's last letter or digit.
+pub fn byte_before(hay: &[u8], at: usize) -> u8 {
+    let hex = |b: u8| (b as char).to_digit(16);
+    let hex_value = |digits: &[u8]| {
+        digits
+            .iter()
+            .try_fold(0u32, |acc, &b| hex(b).map(|d| acc * 16 + d))
+    };
+    if at >= 6 && hay[at - 6] == b'\\' && hay[at - 5] == b'u' {
+        if let Some(cp) = hex_value(&hay[at - 4..at]) {
+            return if cp < 0x80 { cp as u8 } else { 0x80 };
+        }
+    }
+    if at >= 4 && hay[at - 4] == b'\\' && hay[at - 3] == b'x' {
+        if let Some(byte) = hex_value(&hay[at - 2..at]) {
+            return byte as u8;
+        }
+    }
+    if at >= 3 && hay[at - 3] == b'%' {
+        if let Some(byte) = hex_value(&hay[at - 2..at]) {
+            return byte as u8;
+        }
+    }
+    let last = hay[at - 1];
+    if at >= 2 && hay[at - 2] == b'\\' && matches!(last, b'n' | b'r' | b't' | b'b' | b'f' | b'v') {
+        return b'\n';
+    }
+    last
+}
+
+/// Whether `secret` starts with one of `prefixes` (lower-case) and then `_`, `-` or `.`, in any case:
+/// the shape of a public identifier (`cus_`, `msg_`, `sha512-`) rather than of a key.
+fn has_public_prefix(secret: &[u8], prefixes: &[String]) -> bool {
+    prefixes.iter().any(|p| {
+        let p = p.as_bytes();
+        secret.len() > p.len()
+            && secret[..p.len()].eq_ignore_ascii_case(p)
+            && matches!(secret[p.len()], b'_' | b'-' | b'.')
+    })
+}
+
+/// How long a vendor prefix may be, in bytes.
+pub const RANDOM_PREFIX: std::ops::RangeInclusive<usize> = 2..=16;
+/// The shortest random part a mixed-case body needs, in bytes.
+pub const RANDOM_MIN_MIXED: usize = 20;
+/// The shortest random part a one-case body needs (one run of letters and digits), in bytes.
+pub const RANDOM_MIN_ONE_CASE: usize = 32;
+
+/// Whether the part of `secret` after its first `_` or `-` (the vendor's prefix, 2-16 bytes, is
+/// public) looks random rather than like words. A mixed-case body needs 20+ bytes, an upper- and a lower-case letter
+/// and a digit, and a change of class (upper, lower, digit) between at least 30% of its neighbouring
+/// letters and digits: random alphanumerics change class ~62% of the time, words and CamelCase
+/// identifiers 10-25% (benches/bench_scrub.py --false-positives measures it on real text). A one-case
+/// body (`a-z0-9` or `A-Z0-9`) needs a run of 32+ letters and digits holding both, with an entropy
+/// above 4 bits per byte, which hex (16 symbols) cannot reach: digests and ids stay.
+pub fn random_body(secret: &[u8]) -> bool {
+    let Some(sep) = secret.iter().position(|b| matches!(b, b'_' | b'-')) else {
+        return false;
+    };
+    if !(RANDOM_PREFIX.contains(&sep)) {
+        return false;
+    }
+    let body = &secret[sep + 1..];
+    let class = |b: u8| match b {
+        b'A'..=b'Z' => 0,
+        b'a'..=b'z' => 1,
+        b'0'..=b'9' => 2,
+        _ => 3,
+    };
+    let mut counts = [0usize; 4];
+    let (mut pairs, mut changes, mut prev) = (0usize, 0usize, 3);
+    let (mut run_start, mut longest) = (0usize, (0usize, 0usize));
+    for (i, &b) in body.iter().enumerate() {
+        let c = class(b);
+        counts[c] += 1;
+        if c != 3 && prev != 3 {
+            pairs += 1;
+            changes += usize::from(c != prev);
+        }
+        if c == 3 {
+            run_start = i + 1;
+        } else if i + 1 - run_start > longest.1 - longest.0 {
+            longest = (run_start, i + 1);
+        }
+        prev = c;
+    }
+    let [upper, lower, digits, _] = counts;
+    if digits == 0 || upper + lower == 0 {
+        return false;
+    }
+    if upper > 0 && lower > 0 {
+        return body.len() >= RANDOM_MIN_MIXED && 10 * changes >= 3 * pairs;
+    }
+    // One case: its longest run of letters and digits carries the randomness (`_token` may follow).
+    let run = &body[longest.0..longest.1];
+    run.len() >= RANDOM_MIN_ONE_CASE
+        && run.iter().any(u8::is_ascii_digit)
+        && run.iter().any(u8::is_ascii_alphabetic)
+        && entropy(run) > 4.0
 }
 
 /// Whether `at` lies inside a placeholder (`[REDACTED:KIND]`, its kind at most 48 bytes), past its
