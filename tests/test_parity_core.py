@@ -969,7 +969,7 @@ def test_rust_mode_really_runs_the_rust_core() -> None:
     assert IMPLEMENTATION == "rust" and memdedup.IMPLEMENTATION == "rust"
     assert impl is _core and memdedup.ratio is _core.ratio and dedup.normalise_label is _core.normalise_label
     # dedup.labels_match is symfonic's signature over the core (threshold keyword-only and required).
-    assert dedup._impl is _core and dedup.labels_match_ext is _core.labels_match and batch._RUST
+    assert dedup._impl is _core and dedup.labels_match_ext is _core.labels_match and batch._impl is _core
     assert memdedup.labels_match is _core.labels_match
     assert md.SequenceMatcher is md._FastSequenceMatcher and md._SequenceIndex is _core.SequenceIndex
     assert str(Path(_core.__file__).name).startswith("_core.")
