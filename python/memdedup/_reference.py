@@ -226,9 +226,9 @@ def cdist(
     autojunk: bool = True,
     cutoff: float = 0.0,
     normalise: bool = False,
-) -> bytes:
+) -> bytearray:
     """The ``len(queries) x len(choices)`` matrix of ``ratio(query, choice)`` (0.0 below ``cutoff``), row
-    by row, as native float64 bytes."""
+    by row, as native float64 bytes in a bytearray (writable, as the core's)."""
     out = array("d")
     for query in queries:
         q = normalise_label(query) if normalise else query
@@ -236,7 +236,7 @@ def cdist(
             c = normalise_label(choice) if normalise else choice
             score = ratio(q, c, autojunk=autojunk)
             out.append(score if score >= cutoff else 0.0)
-    return out.tobytes()
+    return bytearray(out.tobytes())
 
 
 def replay(
