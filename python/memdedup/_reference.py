@@ -141,7 +141,8 @@ def match_mask(
 ) -> list[bool]:
     """``labels_match(candidate, incoming)`` for every candidate, in order."""
     return [
-        labels_match(c, incoming, threshold=threshold, min_chars=min_chars, missing=missing) for c in candidates
+        labels_match(c, incoming, threshold=threshold, min_chars=min_chars, missing=missing)
+        for c in candidates
     ]
 
 
