@@ -54,6 +54,10 @@ const RUN_LIST_STRIDE: usize = 8;
 /// and long, as in line diffs.
 const RUN_LIST_MAX_RUNS: usize = 1024;
 const RUN_LIST_WORK_PER_ELEMENT: usize = 16;
+/// Steps of run extension (a step: ~4 elements compared) between polls of the [`Cancel`] inside
+/// one row of a run search: a row of equal lines meets a match in every column, each extended
+/// across the whole sequences.
+const RUN_LIST_POLL_WORK: usize = 1 << 18;
 
 /// difflib's `_calculate_ratio`: `2.0 * matches / length`, and 1.0 for two empty sequences.
 #[inline]
@@ -1249,6 +1253,7 @@ impl Matcher {
             return (alo, blo, 0);
         }
         let mut stride = if known > 0 { known } else { limit };
+        let (mut work, mut next_poll, mut stop) = (0usize, RUN_LIST_POLL_WORK, false);
         loop {
             stride = stride.max(known).max(1);
             let mut best = (alo, blo, 0usize);
@@ -1266,16 +1271,32 @@ impl Matcher {
                     // Labels: no memo (one closure as small as the byte search needs inlined).
                     // A round with stride >= 2 returns a run of at least 2, and any shorter run it
                     // misses only lowers `known`, a lower bound either way.
+                    // A row of one repeated byte meets a match in every column: poll within it.
                     self.each_match_in_row(b, r, blo, bhi, stride >= 2, |m, j| {
+                        if stop {
+                            return;
+                        }
+                        if work >= next_poll {
+                            next_poll = work + RUN_LIST_POLL_WORK;
+                            stop = m.stopped();
+                        }
                         let run = m.run_through(b, r, j, window);
+                        work += 1 + run.2 / 4;
                         keep_longest(&mut best, run);
                     });
                 } else {
+                    // A row of equal lines meets a match in every column, each extended across
+                    // the range: poll within the row too (every RUN_LIST_POLL_WORK steps).
                     self.each_match_in_row(b, r, blo, bhi, false, |m, j| {
-                        if r < last.2 && r - last.0 == j.wrapping_sub(last.1) {
+                        if stop || (r < last.2 && r - last.0 == j.wrapping_sub(last.1)) {
                             return;
                         }
+                        if work >= next_poll {
+                            next_poll = work + RUN_LIST_POLL_WORK;
+                            stop = m.stopped();
+                        }
                         let run = m.run_through(b, r, j, window);
+                        work += 1 + run.2 / 4;
                         last = (run.0, run.1, run.0 + run.2);
                         keep_longest(&mut best, run);
                     });
@@ -1865,6 +1886,7 @@ impl Matcher {
         open.clear();
         let budget = RUN_LIST_WORK_PER_ELEMENT * (la + lb);
         let mut work = 0usize;
+        let (mut next_poll, mut stop) = (RUN_LIST_POLL_WORK, false);
         let mut r = RUN_LIST_STRIDE - 1;
         while r < la && work <= budget && runs.len() <= RUN_LIST_MAX_RUNS {
             if self.cancel.is_cancelled() {
@@ -1872,6 +1894,16 @@ impl Matcher {
             }
             open.retain(|&(_, end)| end > r);
             self.each_match_in_row(b, r, 0, lb, false, |m, j| {
+                // One row can hold a match in every column, each extended across the whole
+                // sequences (equal lines): past the budget, or once cancelled, the rest of the row
+                // is skipped, so a poll comes every RUN_LIST_POLL_WORK steps, not once a row.
+                if stop || work > budget {
+                    return;
+                }
+                if work >= next_poll {
+                    next_poll = work + RUN_LIST_POLL_WORK;
+                    stop = m.stopped();
+                }
                 let diagonal = j + la - r;
                 work += 1 + open.len();
                 if open.iter().any(|&(d, _)| d == diagonal) {
