@@ -19,7 +19,9 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
+use crate::alloc;
 use crate::cancel::Cancel;
+use crate::error::Result;
 use crate::sym::Sym;
 
 /// The id of an element of `a` that does not occur in `b`.
@@ -174,6 +176,30 @@ impl<T: Sym> BSide<T> {
         let mut side = BSide::default();
         side.rebuild(b, autojunk, None);
         side
+    }
+
+    /// [`BSide::new`] with its buffers the size of `b` reserved fallibly first.
+    pub fn try_new(b: &[T], autojunk: bool) -> Result<Self> {
+        let mut side = BSide::default();
+        side.reserve_for(b.len())?;
+        side.rebuild(b, autojunk, None);
+        Ok(side)
+    }
+
+    /// Reserve, fallibly, the buffers a `rebuild` of `n` elements fills with `n` entries (the
+    /// sequence, its ids, `b2j`'s positions, and for byte strings the padded copy and mask), so
+    /// a `b` the machine cannot hold is an error here, not an abort inside `rebuild`. (Per-id
+    /// tables grow with the distinct elements; the run ids of a `b` with junk are not reserved.)
+    pub fn reserve_for(&mut self, n: usize) -> Result<()> {
+        alloc::reserve_total(&mut self.seq, n)?;
+        alloc::reserve_total(&mut self.ids, n)?;
+        alloc::reserve_total(&mut self.positions, n)?;
+        if T::DIRECT_ALPHABET == 256 {
+            let padded = alloc::sum(n, FRONT_PAD + DENSE_PAD, "a sequence")?;
+            alloc::reserve_total(&mut self.bytes, padded)?;
+            alloc::reserve_total(&mut self.indexed_mask, padded)?;
+        }
+        Ok(())
     }
 
     /// `rebuild` for codes that may already be dense ids in first-occurrence order (the k-th distinct
@@ -1063,6 +1089,30 @@ impl Matcher {
     #[inline(always)]
     pub fn stopped(&self) -> bool {
         self.cancel.is_cancelled()
+    }
+
+    /// Reserve, fallibly, what [`Matcher::set_a`] fills for an `a` of `n` elements (its ids, and
+    /// for byte strings its padded copy).
+    pub fn reserve_for_a<T: Sym>(&mut self, n: usize) -> Result<()> {
+        alloc::reserve_total(&mut self.a_ids, n)?;
+        if T::DIRECT_ALPHABET == 256 {
+            let padded = alloc::sum(n, FRONT_PAD + DENSE_PAD, "a sequence")?;
+            alloc::reserve_total(&mut self.a_bytes, padded)?;
+        }
+        Ok(())
+    }
+
+    /// [`ratio_with`] with the buffers reserved fallibly first.
+    pub fn try_ratio_with<T: Sym>(
+        &mut self,
+        side: &mut BSide<T>,
+        a: &[T],
+        b: &[T],
+        autojunk: bool,
+    ) -> Result<f64> {
+        side.reserve_for(b.len())?;
+        self.reserve_for_a::<T>(a.len())?;
+        Ok(ratio_with(self, side, a, b, autojunk))
     }
 
     /// Map `a` onto `b`'s ids; every other method works on the last `a` set here.
