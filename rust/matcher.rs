@@ -2465,11 +2465,13 @@ pub fn ratio_with<T: Sym>(
     ratio_of(m.matches(side), a.len() + b.len())
 }
 
-pub fn quick_ratio<T: Sym>(a: &[T], b: &[T]) -> f64 {
-    let side = BSide::new(b, false);
+/// difflib's `quick_ratio()` (its buffers reserved fallibly: the sequences come from the caller).
+pub fn quick_ratio<T: Sym>(a: &[T], b: &[T]) -> Result<f64> {
+    let side = BSide::try_new(b, false)?;
     let mut m = Matcher::new();
+    m.reserve_for_a::<T>(a.len())?;
     m.set_a(a, &side);
-    ratio_of(m.quick_matches(&side), a.len() + b.len())
+    Ok(ratio_of(m.quick_matches(&side), a.len() + b.len()))
 }
 
 pub fn real_quick_ratio(la: usize, lb: usize) -> f64 {
@@ -3154,8 +3156,8 @@ mod tests {
             ratio(a.as_bytes(), b.as_bytes(), true)
         );
         assert_eq!(
-            quick_ratio(&aw, &bw),
-            quick_ratio(a.as_bytes(), b.as_bytes())
+            quick_ratio(&aw, &bw).unwrap(),
+            quick_ratio(a.as_bytes(), b.as_bytes()).unwrap()
         );
     }
 }

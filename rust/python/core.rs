@@ -165,8 +165,8 @@ pub fn quick_ratio(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, autojunk: bool) -
     };
     // quick_ratio counts every element of b, junk or popular (linear: no interrupt needed).
     Ok(match (&a_text, &b_text) {
-        (Text::Narrow(a), Text::Narrow(b)) => matcher::quick_ratio(a, b),
-        _ => matcher::quick_ratio(&a_text.codepoints(), &b_text.codepoints()),
+        (Text::Narrow(a), Text::Narrow(b)) => matcher::quick_ratio(a, b)?,
+        _ => matcher::quick_ratio(&a_text.codepoints_cow()?, &b_text.codepoints_cow()?)?,
     })
 }
 
