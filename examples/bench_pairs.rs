@@ -29,12 +29,13 @@ fn main() {
         .iter()
         .filter(|_| only != "ratio")
         .map(|(a, b)| {
-            let norm =
-                |s: &[u8]| Text::from_codepoints(&s.iter().map(|&c| c as u32).collect::<Vec<_>>());
-            (
-                norm(a).normalise_ascii().unwrap_or_default(),
-                norm(b).normalise_ascii().unwrap_or_default(),
-            )
+            let norm = |s: &[u8]| {
+                Text::from_codepoints(&s.iter().map(|&c| c as u32).collect::<Vec<_>>())
+                    .and_then(|t| t.normalise_ascii())
+                    .expect("a small label fits memory")
+                    .unwrap_or_default()
+            };
+            (norm(a), norm(b))
         })
         .collect();
     let mut m = Matcher::new();

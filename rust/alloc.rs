@@ -25,6 +25,67 @@ pub fn from_fn<T>(n: usize, f: impl FnMut(usize) -> T) -> Result<Vec<T>> {
     Ok(v)
 }
 
+/// Room for `additional` more items in `v` (a no-op when it has them).
+#[inline]
+pub fn reserve<T>(v: &mut Vec<T>, additional: usize) -> Result<()> {
+    if v.capacity() - v.len() < additional {
+        v.try_reserve(additional)?;
+    }
+    Ok(())
+}
+
+/// Capacity for `n` items in all in `v` (a no-op when it has it).
+#[inline]
+pub fn reserve_total<T>(v: &mut Vec<T>, n: usize) -> Result<()> {
+    if v.capacity() < n {
+        v.try_reserve(n - v.len())?;
+    }
+    Ok(())
+}
+
+/// A copy of `items` (`items.to_vec()`).
+pub fn copy_of<T: Copy>(items: &[T]) -> Result<Vec<T>> {
+    let mut v = with_capacity(items.len())?;
+    v.extend_from_slice(items);
+    Ok(v)
+}
+
+/// `iter` mapped in parallel by `f` (with one `init()` state per rayon job, as `map_init`) into a
+/// vector reserved fallibly up front, so the collect itself allocates nothing. The first error an
+/// item gives is the call's (the items after it are skipped, given `T::default()`): an allocation
+/// failure inside a worker is an `Err`, never a panic.
+pub fn par_collect<I, S, T>(
+    iter: I,
+    init: impl Fn() -> S + Sync + Send,
+    f: impl Fn(&mut S, I::Item) -> Result<T> + Sync + Send,
+) -> Result<Vec<T>>
+where
+    I: rayon::iter::IndexedParallelIterator,
+    T: Default + Send,
+{
+    use rayon::iter::ParallelExtend;
+    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    let mut out = with_capacity(iter.len())?;
+    let failed = AtomicBool::new(false);
+    let first = std::sync::Mutex::new(None);
+    out.par_extend(iter.map_init(init, |state, item| {
+        if failed.load(Relaxed) {
+            return T::default();
+        }
+        f(state, item).unwrap_or_else(|err| {
+            failed.store(true, Relaxed);
+            if let Ok(mut slot) = first.lock() {
+                slot.get_or_insert(err);
+            }
+            T::default()
+        })
+    }));
+    match first.into_inner().ok().flatten() {
+        Some(err) => Err(err),
+        None => Ok(out),
+    }
+}
+
 /// Push `x`, growing `v` fallibly (amortised as `push` grows it).
 #[inline]
 pub fn push<T>(v: &mut Vec<T>, x: T) -> Result<()> {

@@ -15,7 +15,7 @@ use crate::bounds::{folded, m_min, Lcs};
 use crate::cancel::Cancel;
 use crate::contract::{MatchParams, PairDecider, Reason};
 use crate::error::{Error, Result};
-use crate::matcher::{ratio_with, BSide, IdHasher, Matcher};
+use crate::matcher::{BSide, IdHasher, Matcher};
 use crate::text::Text;
 
 /// `labels_match(stored[k], incoming[k])` for every k, in parallel.
@@ -25,14 +25,11 @@ pub fn match_pairs(
     p: &MatchParams,
     cancel: &Cancel,
 ) -> Result<Vec<bool>> {
-    let decided: Vec<bool> = stored
-        .par_iter()
-        .zip(incoming.par_iter())
-        .map_init(
-            || PairDecider::with_cancel(cancel),
-            |d, (a, b)| !cancel.is_cancelled() && d.matches(a, b, p),
-        )
-        .collect();
+    let decided = alloc::par_collect(
+        stored.par_iter().zip(incoming.par_iter()),
+        || PairDecider::with_cancel(cancel),
+        |d, (a, b)| Ok(!cancel.is_cancelled() && d.matches(a, b, p)?),
+    )?;
     cancel.check()?;
     Ok(decided)
 }
@@ -58,21 +55,19 @@ pub fn pair_reasons(
             labels.len()
         )));
     }
-    let decided: Vec<crate::Decision> = pairs
-        .par_iter()
-        .map_init(
-            || PairDecider::with_cancel(cancel),
-            |d, &(i, j)| {
-                if cancel.is_cancelled() {
-                    return crate::Decision {
-                        reason: None,
-                        score: f64::NAN,
-                    };
-                }
-                d.decide(&labels[i as usize], &labels[j as usize], p)
-            },
-        )
-        .collect();
+    let decided = alloc::par_collect(
+        pairs.par_iter(),
+        || PairDecider::with_cancel(cancel),
+        |d, &(i, j)| {
+            if cancel.is_cancelled() {
+                return Ok(crate::Decision {
+                    reason: None,
+                    score: f64::NAN,
+                });
+            }
+            d.decide(&labels[i as usize], &labels[j as usize], p)
+        },
+    )?;
     cancel.check()?;
     Ok(decided)
 }
@@ -96,16 +91,17 @@ impl RatioScratch {
     }
 
     /// difflib's ratio of two texts (no normalisation), `a` first.
-    pub fn ratio(&mut self, a: &Text, b: &Text, autojunk: bool) -> f64 {
+    pub fn ratio(&mut self, a: &Text, b: &Text, autojunk: bool) -> Result<f64> {
         match (a, b) {
             (Text::Narrow(a), Text::Narrow(b)) => {
-                ratio_with(&mut self.matcher, &mut self.narrow, a, b, autojunk)
+                self.matcher
+                    .try_ratio_with(&mut self.narrow, a, b, autojunk)
             }
             _ => {
-                a.codepoints_into(&mut self.a_wide);
-                b.codepoints_into(&mut self.b_wide);
+                a.codepoints_into(&mut self.a_wide)?;
+                b.codepoints_into(&mut self.b_wide)?;
                 let (a, b) = (&self.a_wide, &self.b_wide);
-                ratio_with(&mut self.matcher, &mut self.wide, a, b, autojunk)
+                self.matcher.try_ratio_with(&mut self.wide, a, b, autojunk)
             }
         }
     }
@@ -177,7 +173,7 @@ pub fn cdist_into(
                             continue;
                         }
                     }
-                    let r = scratch.ratio(q, c, autojunk);
+                    let r = scratch.ratio(q, c, autojunk)?;
                     if r >= cutoff {
                         *cell = r;
                     }
@@ -266,16 +262,30 @@ impl ReplayInput {
     /// The stripped and the normalised labels, the ASCII ones computed in parallel.
     pub fn into_texts(self, cancel: &Cancel) -> Result<(Vec<Text>, Vec<Text>)> {
         let ReplayInput { bytes, entries } = self;
-        let (stripped, normalised): (Vec<Text>, Vec<Text>) = entries
+        // Both vectors reserved fallibly up front (`unzip_into_vecs` then allocates nothing), and
+        // a label's own allocation failing inside a worker is kept, never a panic.
+        let mut stripped = alloc::with_capacity(entries.len())?;
+        let mut normalised = alloc::with_capacity(entries.len())?;
+        let failed = std::sync::Mutex::new(None);
+        entries
             .into_par_iter()
             .map(|entry| match entry {
                 ReplayEntry::Ascii(start, end) if !cancel.is_cancelled() => {
-                    Text::stripped_and_normalised_ascii(&bytes[start..end])
+                    Text::stripped_and_normalised_ascii(&bytes[start..end]).unwrap_or_else(|e| {
+                        if let Ok(mut slot) = failed.lock() {
+                            slot.get_or_insert(e);
+                        }
+                        cancel.cancel();
+                        (Text::default(), Text::default())
+                    })
                 }
                 ReplayEntry::Ascii(..) => (Text::default(), Text::default()),
                 ReplayEntry::Texts(stripped, normalised) => (stripped, normalised),
             })
-            .unzip();
+            .unzip_into_vecs(&mut stripped, &mut normalised);
+        if let Some(err) = failed.into_inner().ok().flatten() {
+            return Err(err);
+        }
         cancel.check()?;
         Ok((stripped, normalised))
     }
@@ -486,17 +496,18 @@ fn replay_partition(
             PrefixMode::Raw => &stripped[i as usize],
             PrefixMode::Normalised => &normalised[i as usize],
         };
-        text.prefix_codepoints_into(rp.prefix_len, key);
+        text.prefix_codepoints_into(rp.prefix_len, key)
     };
     let mut key = Vec::new();
     let short_queries: std::collections::HashSet<Vec<u32>> = members
         .iter()
         .filter(|&&i| !stripped[i as usize].is_empty())
-        .filter_map(|&i| {
-            key_into(i, &mut key);
-            (key.len() < rp.prefix_len).then(|| key.clone())
+        .map(|&i| {
+            key_into(i, &mut key)?;
+            Ok((key.len() < rp.prefix_len).then(|| key.clone()))
         })
-        .collect();
+        .filter_map(Result::transpose)
+        .collect::<Result<_>>()?;
     let mut index = PrefixIndex::new(rp.prefix_len, rp.query_limit, short_queries.into_iter());
     let mut out = Vec::with_capacity(members.len());
     let mut hashes = Vec::new();
@@ -506,17 +517,19 @@ fn replay_partition(
             out.push((i, i, Some(Outcome::Empty), f64::NAN));
             continue;
         }
-        key_into(i, &mut key);
+        key_into(i, &mut key)?;
         prefix_hashes(&key, rp.prefix_len, &mut hashes);
         let incoming = &normalised[i as usize];
-        let hit = index
-            .candidates(&key, &hashes)
-            .iter()
-            .copied()
-            .find(|&c| d.matches(&normalised[c as usize], incoming, &rp.matching));
+        let mut hit = None;
+        for &c in index.candidates(&key, &hashes) {
+            if d.matches(&normalised[c as usize], incoming, &rp.matching)? {
+                hit = Some(c);
+                break;
+            }
+        }
         match hit {
             Some(c) => {
-                let decision = d.decide(&normalised[c as usize], incoming, &rp.matching);
+                let decision = d.decide(&normalised[c as usize], incoming, &rp.matching)?;
                 let reason = decision.reason.unwrap_or(Reason::Containment);
                 out.push((i, c, Some(Outcome::Collapsed(reason)), decision.score));
             }
@@ -642,12 +655,12 @@ mod tests {
             "Prefers dark mode",
             "Prefers dark mode",
         ];
-        let stripped: Vec<Text> = texts(&raw).iter().map(Text::strip_py).collect();
+        let stripped: Vec<Text> = texts(&raw).iter().map(|t| t.strip_py().unwrap()).collect();
         let norm: Vec<Text> = raw
             .iter()
             .map(|s| {
                 let mut out = Vec::new();
-                crate::normalise::normalise_ascii(s.as_bytes(), &mut out);
+                crate::normalise::normalise_ascii(s.as_bytes(), &mut out).unwrap();
                 Text::Narrow(out)
             })
             .collect();

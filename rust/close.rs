@@ -31,10 +31,10 @@ pub fn scores(
 ) -> Result<Vec<(f64, usize)>> {
     let lw = word.len();
     let narrow = match word {
-        Text::Narrow(w) => Some(BSide::new(w, autojunk)),
+        Text::Narrow(w) => Some(BSide::try_new(w, autojunk)?),
         Text::Wide(_) => None,
     };
-    let wide = BSide::new(&word.codepoints(), autojunk);
+    let wide = BSide::try_new(&word.codepoints_cow()?, autojunk)?;
     let word_folded = folded(word, &mut Vec::new()).to_vec();
     let scored: Vec<Option<(f64, usize)>> = pool
         .par_iter()
@@ -114,7 +114,7 @@ mod tests {
                 .filter_map(|(k, w)| {
                     let (a, b) = (Text::from_text(w).codepoints(), word.codepoints());
                     let r = matcher::ratio(&a, &b, true);
-                    let quick = matcher::quick_ratio(&a, &b);
+                    let quick = matcher::quick_ratio(&a, &b).unwrap();
                     let real = matcher::real_quick_ratio(a.len(), b.len());
                     (real >= cutoff && quick >= cutoff && r >= cutoff).then_some((r, k))
                 })

@@ -53,6 +53,16 @@ pub struct Decision {
     pub score: f64,
 }
 
+impl Default for Decision {
+    /// Undecided: no reason, no ratio.
+    fn default() -> Self {
+        Decision {
+            reason: None,
+            score: f64::NAN,
+        }
+    }
+}
+
 /// The containment rule: the shorter label (the stored one on equal lengths) has at least
 /// `min_chars` elements and occurs in the longer.
 #[inline]
@@ -147,16 +157,24 @@ impl PairDecider {
     }
 
     /// `labels_match` of two normalised byte-string labels.
-    pub fn matches_bytes(&mut self, stored: &[u8], incoming: &[u8], p: &MatchParams) -> bool {
+    /// (The buffers a pair needs are reserved fallibly: labels' sizes come from the caller.)
+    pub fn matches_bytes(
+        &mut self,
+        stored: &[u8],
+        incoming: &[u8],
+        p: &MatchParams,
+    ) -> crate::Result<bool> {
         if let Some(answer) = settle_cheaply(stored, incoming, p) {
-            return answer;
+            return Ok(answer);
         }
         if !multiset_admits(stored, byte_counts(incoming), incoming.len(), p) {
-            return false;
+            return Ok(false);
         }
+        self.narrow.reserve_for(incoming.len())?;
+        self.matcher.reserve_for_a::<u8>(stored.len())?;
         self.narrow.rebuild(incoming, true, None);
         self.matcher.set_a(stored, &self.narrow);
-        self.matcher.ratio_at_least(&self.narrow, p.threshold)
+        Ok(self.matcher.ratio_at_least(&self.narrow, p.threshold))
     }
 
     /// The decision with its reason and exact ratio (`decide`) of two normalised labels.
@@ -165,16 +183,20 @@ impl PairDecider {
         stored: &crate::Text,
         incoming: &crate::Text,
         p: &MatchParams,
-    ) -> Decision {
+    ) -> crate::Result<Decision> {
         use crate::Text;
         if let (Text::Narrow(a), Text::Narrow(b)) = (stored, incoming) {
+            self.narrow.reserve_for(b.len())?;
+            self.matcher.reserve_for_a::<u8>(a.len())?;
             self.narrow.rebuild(b, true, None);
-            return decide(&mut self.matcher, a, &self.narrow, p);
+            return Ok(decide(&mut self.matcher, a, &self.narrow, p));
         }
-        stored.codepoints_into(&mut self.wide_stored);
-        incoming.codepoints_into(&mut self.wide_incoming);
+        stored.codepoints_into(&mut self.wide_stored)?;
+        incoming.codepoints_into(&mut self.wide_incoming)?;
+        self.wide.reserve_for(self.wide_incoming.len())?;
+        self.matcher.reserve_for_a::<u32>(self.wide_stored.len())?;
         self.wide.rebuild(&self.wide_incoming, true, None);
-        decide(&mut self.matcher, &self.wide_stored, &self.wide, p)
+        Ok(decide(&mut self.matcher, &self.wide_stored, &self.wide, p))
     }
 
     /// `labels_match` of two normalised labels of any width.
@@ -183,7 +205,7 @@ impl PairDecider {
         stored: &crate::Text,
         incoming: &crate::Text,
         p: &MatchParams,
-    ) -> bool {
+    ) -> crate::Result<bool> {
         use crate::Text;
         if let (Text::Narrow(a), Text::Narrow(b)) = (stored, incoming) {
             return self.matches_bytes(a, b, p);
@@ -192,9 +214,10 @@ impl PairDecider {
             std::mem::take(&mut self.wide_stored),
             std::mem::take(&mut self.wide_incoming),
         );
-        stored.codepoints_into(&mut a);
-        incoming.codepoints_into(&mut b);
-        let answer = self.matches_codepoints(&a, &b, p);
+        let answer = stored
+            .codepoints_into(&mut a)
+            .and_then(|()| incoming.codepoints_into(&mut b))
+            .and_then(|()| self.matches_codepoints(&a, &b, p));
         (self.wide_stored, self.wide_incoming) = (a, b);
         answer
     }
@@ -206,25 +229,31 @@ impl PairDecider {
         stored: &[u32],
         incoming: &[u32],
         p: &MatchParams,
-    ) -> bool {
+    ) -> crate::Result<bool> {
         let (mut ra, mut rb) = (
             std::mem::take(&mut self.remapped_stored),
             std::mem::take(&mut self.remapped_incoming),
         );
-        let answer = if self.remap.remap(stored, incoming, &mut ra, &mut rb) {
-            Some(self.matches_bytes(&ra, &rb, p))
-        } else {
-            None
+        let reserved = crate::alloc::reserve_total(&mut ra, stored.len())
+            .and_then(|()| crate::alloc::reserve_total(&mut rb, incoming.len()));
+        let answer = match reserved {
+            Err(err) => Some(Err(err)),
+            Ok(()) if self.remap.remap(stored, incoming, &mut ra, &mut rb) => {
+                Some(self.matches_bytes(&ra, &rb, p))
+            }
+            Ok(()) => None,
         };
         (self.remapped_stored, self.remapped_incoming) = (ra, rb);
         if let Some(answer) = answer {
             return answer;
         }
         if let Some(answer) = settle_cheaply(stored, incoming, p) {
-            return answer;
+            return Ok(answer);
         }
+        self.wide.reserve_for(incoming.len())?;
+        self.matcher.reserve_for_a::<u32>(stored.len())?;
         self.wide.rebuild(incoming, true, None);
-        settle_exactly(&mut self.matcher, stored, &self.wide, p)
+        Ok(settle_exactly(&mut self.matcher, stored, &self.wide, p))
     }
 }
 

@@ -2245,7 +2245,7 @@ mod tests {
                 if w {
                     Text::Wide(v.clone())
                 } else {
-                    Text::from_codepoints(v)
+                    Text::from_codepoints(v).unwrap()
                 }
             })
             .collect()
@@ -2344,7 +2344,7 @@ mod tests {
                 .map(|c| c as u32)
                 .collect();
             let e = rng.below(8);
-            labels.push(Text::from_codepoints(&edit(&mut rng, &b, &alphabet, e)));
+            labels.push(Text::from_codepoints(&edit(&mut rng, &b, &alphabet, e)).unwrap());
         }
         for t in [0.6, 0.75, 0.85, 0.95] {
             for mc in [10, 16] {
@@ -2515,7 +2515,7 @@ mod tests {
         // (close to Python's `str.lower`, not exact: good enough for timing, not for answers).
         let all_lines = std::env::var("MEMDEDUP_JOIN_ALL_LINES").is_ok();
         for line in raw.split(|&b| b == b'\n') {
-            if crate::normalise::normalise_ascii(line, &mut out) {
+            if crate::normalise::normalise_ascii(line, &mut out).unwrap() {
                 labels.push(Text::Narrow(out.clone()));
             } else if all_lines {
                 let lowered: Vec<u32> = String::from_utf8_lossy(line)
@@ -2524,8 +2524,8 @@ mod tests {
                     .map(|c| c as u32)
                     .collect();
                 let mut collapsed = Vec::new();
-                crate::normalise::collapse_lowered(&lowered, &mut collapsed);
-                labels.push(Text::from_codepoints(&collapsed));
+                crate::normalise::collapse_lowered(&lowered, &mut collapsed).unwrap();
+                labels.push(Text::from_codepoints(&collapsed).unwrap());
             } else {
                 skipped += 1;
             }

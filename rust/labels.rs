@@ -4,6 +4,7 @@
 //! the GIL), so [`match_pairs_while_reading`] reads on the calling thread while worker threads
 //! decide what was read so far.
 
+use std::borrow::Cow;
 use std::sync::mpsc::{sync_channel, TrySendError};
 use std::sync::Mutex;
 
@@ -78,23 +79,28 @@ impl LabelBatch {
     }
 
     /// Label `k` normalised, as bytes (in `scratch` for an ASCII one), or None for a wide label.
-    pub fn normalised<'a>(&'a self, k: usize, scratch: &'a mut Vec<u8>) -> Option<&'a [u8]> {
+    pub fn normalised<'a>(
+        &'a self,
+        k: usize,
+        scratch: &'a mut Vec<u8>,
+    ) -> Result<Option<&'a [u8]>> {
         match self.views[k] {
             LabelView::Ascii(start, end) => {
-                normalise_ascii(&self.bytes[start..end], scratch);
-                Some(scratch)
+                normalise_ascii(&self.bytes[start..end], scratch)?;
+                Ok(Some(scratch))
             }
-            LabelView::Normalised(start, end) => Some(&self.bytes[start..end]),
-            LabelView::Wide(_) => None,
+            LabelView::Normalised(start, end) => Ok(Some(&self.bytes[start..end])),
+            LabelView::Wide(_) => Ok(None),
         }
     }
 
-    /// Label `k` normalised, as a text.
-    pub fn text(&self, k: usize, scratch: &mut Vec<u8>) -> Text {
+    /// Label `k` normalised, as a text (a wide one borrowed, a narrow one copied fallibly).
+    pub fn text(&self, k: usize, scratch: &mut Vec<u8>) -> Result<Cow<'_, Text>> {
         if let LabelView::Wide(i) = self.views[k] {
-            return self.wide[i].clone();
+            return Ok(Cow::Borrowed(&self.wide[i]));
         }
-        Text::Narrow(self.normalised(k, scratch).unwrap_or_default().to_vec())
+        let bytes = self.normalised(k, scratch)?.unwrap_or_default();
+        Ok(Cow::Owned(Text::Narrow(alloc::copy_of(bytes)?)))
     }
 }
 
@@ -116,17 +122,23 @@ impl BatchDecider {
     }
 
     /// `labels_match` of pair `k` of two label batches, as 0 or 1.
-    pub fn decide(&mut self, a: &LabelBatch, b: &LabelBatch, k: usize, p: &MatchParams) -> u8 {
+    pub fn decide(
+        &mut self,
+        a: &LabelBatch,
+        b: &LabelBatch,
+        k: usize,
+        p: &MatchParams,
+    ) -> Result<u8> {
         let BatchDecider {
             decider,
             stored,
             incoming,
         } = self;
-        let matched = match (a.normalised(k, stored), b.normalised(k, incoming)) {
-            (Some(x), Some(y)) => decider.matches_bytes(x, y, p),
-            _ => decider.matches(&a.text(k, stored), &b.text(k, incoming), p),
+        let matched = match (a.normalised(k, stored)?, b.normalised(k, incoming)?) {
+            (Some(x), Some(y)) => decider.matches_bytes(x, y, p)?,
+            _ => decider.matches(&*a.text(k, stored)?, &*b.text(k, incoming)?, p)?,
         };
-        matched as u8
+        Ok(matched as u8)
     }
 
     /// `decide` for every pair of two equally long label batches (pairs left undecided once
@@ -137,16 +149,17 @@ impl BatchDecider {
         b: &LabelBatch,
         p: &MatchParams,
         cancel: &Cancel,
-    ) -> Vec<u8> {
-        (0..a.len().min(b.len()))
-            .map(|k| {
-                if cancel.is_cancelled() {
-                    0
-                } else {
-                    self.decide(a, b, k, p)
-                }
-            })
-            .collect()
+    ) -> Result<Vec<u8>> {
+        let n = a.len().min(b.len());
+        let mut out = alloc::with_capacity(n)?;
+        for k in 0..n {
+            out.push(if cancel.is_cancelled() {
+                0
+            } else {
+                self.decide(a, b, k, p)?
+            });
+        }
+        Ok(out)
     }
 }
 
@@ -159,19 +172,17 @@ pub fn match_pairs(
     cancel: &Cancel,
 ) -> Result<Vec<u8>> {
     let n = stored.len().min(incoming.len());
-    let decided: Vec<u8> = (0..n)
-        .into_par_iter()
-        .map_init(
-            || BatchDecider::with_cancel(cancel),
-            |d, k| {
-                if cancel.is_cancelled() {
-                    0
-                } else {
-                    d.decide(stored, incoming, k, p)
-                }
-            },
-        )
-        .collect();
+    let decided = alloc::par_collect(
+        (0..n).into_par_iter(),
+        || BatchDecider::with_cancel(cancel),
+        |d, k| {
+            if cancel.is_cancelled() {
+                Ok(0)
+            } else {
+                d.decide(stored, incoming, k, p)
+            }
+        },
+    )?;
     cancel.check()?;
     Ok(decided)
 }
@@ -209,18 +220,20 @@ pub fn match_pairs_while_reading(
     let (sender, receiver) = sync_channel::<Chunk>(2 * workers.max(1));
     let receiver = Mutex::new(receiver);
     // Decide chunks until the channel is closed and empty.
-    let decide_chunks = || -> Vec<(usize, Vec<u8>)> {
+    // A chunk that fails (out of memory) ends its thread's share with the error.
+    let decide_chunks = || -> Result<Vec<(usize, Vec<u8>)>> {
         let mut d = BatchDecider::with_cancel(cancel);
         let mut decided = Vec::new();
         loop {
             let next = match receiver.lock() {
                 Ok(receiver) => receiver.recv(),
-                Err(_) => return decided,
+                Err(_) => return Ok(decided),
             };
             let Ok((at, a, b)) = next else {
-                return decided;
+                return Ok(decided);
             };
-            decided.push((at, d.decide_all(&a, &b, p, cancel)));
+            let out = d.decide_all(&a, &b, p, cancel)?;
+            alloc::push(&mut decided, (at, out))?;
         }
     };
     std::thread::scope(|scope| -> Result<Vec<u8>> {
@@ -236,7 +249,8 @@ pub fn match_pairs_while_reading(
                     TrySendError::Full((at, a, b)) | TrySendError::Disconnected((at, a, b)),
                 ) = sender.try_send((start, a, b))
                 {
-                    own.push((at, d.decide_all(&a, &b, p, cancel)));
+                    let out = d.decide_all(&a, &b, p, cancel)?;
+                    alloc::push(&mut own, (at, out))?;
                 }
             }
             Ok(())
@@ -246,15 +260,25 @@ pub fn match_pairs_while_reading(
             cancel.cancel();
         }
         drop(sender);
-        let mut chunks = reader.unlocked(decide_chunks);
+        let mut failed = None;
+        let mut chunks = reader.unlocked(decide_chunks).unwrap_or_else(|e| {
+            failed = Some(e);
+            Vec::new()
+        });
         chunks.append(&mut own);
         for handle in handles {
             match handle.join() {
-                Ok(decided) => chunks.extend(decided),
+                Ok(Ok(decided)) => chunks.extend(decided),
+                Ok(Err(e)) => {
+                    failed.get_or_insert(e);
+                }
                 Err(panic) => std::panic::resume_unwind(panic),
             }
         }
         read?;
+        if let Some(err) = failed {
+            return Err(err);
+        }
         cancel.check()?;
         let mut decided = alloc::filled(0u8, n)?;
         for (at, out) in chunks {
@@ -276,7 +300,7 @@ mod tests {
                 b.push_ascii(s.as_bytes()).unwrap();
             } else {
                 // Test labels are lower-case already: collapse only.
-                b.push_normalised(Text::from_text(s).collapse_lowered())
+                b.push_normalised(Text::from_text(s).collapse_lowered().unwrap())
                     .unwrap();
             }
         }
@@ -344,7 +368,12 @@ mod tests {
             .zip(&incoming)
             .map(|(a, b)| {
                 let (a, b) = (Text::from_text(a), Text::from_text(b));
-                m.matches(&a.collapse_lowered(), &b.collapse_lowered(), &p) as u8
+                m.matches(
+                    &a.collapse_lowered().unwrap(),
+                    &b.collapse_lowered().unwrap(),
+                    &p,
+                )
+                .unwrap() as u8
             })
             .collect();
         assert!(expected.contains(&1) && expected.contains(&0));

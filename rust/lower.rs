@@ -35,7 +35,7 @@ thread_local! {
 /// asked before on this thread (None: its lower-casing is longer than [`Lowered`] holds). False
 /// (`out` undefined) when only the caller's own `lower` of the whole text is exact: the text holds
 /// U+03A3, a code point's lower-casing does not fit, or the cache is full.
-pub fn lower_wide<E>(
+pub fn lower_wide<E: From<crate::Error>>(
     cps: &[u32],
     out: &mut Vec<u32>,
     mut lower_one: impl FnMut(u32) -> Result<Option<Lowered>, E>,
@@ -44,7 +44,9 @@ pub fn lower_wide<E>(
         return Ok(false);
     }
     out.clear();
-    out.reserve(cps.len());
+    // Reserved fallibly: a code point's lower-casing can be longer than it (`İ`), so each longer
+    // one reserves again below.
+    crate::alloc::reserve(out, cps.len())?;
     let mut rest = cps;
     loop {
         // A run below 256 in one mapping pass, then the code point that ends it.
@@ -78,6 +80,9 @@ pub fn lower_wide<E>(
                 lowered
             }
         };
+        if len > 1 {
+            crate::alloc::reserve(out, len as usize + rest.len())?;
+        }
         out.extend_from_slice(&mapped[..len as usize]);
     }
 }
@@ -98,7 +103,7 @@ mod tests {
     use super::*;
 
     /// Rust's own lower-casing of one code point, standing in for Python's here.
-    fn rust_lower(c: u32) -> Result<Option<Lowered>, ()> {
+    fn rust_lower(c: u32) -> Result<Option<Lowered>, crate::Error> {
         let cps: Vec<u32> = char::from_u32(c)
             .map(|ch| ch.to_lowercase().map(|l| l as u32).collect())
             .unwrap_or_else(|| vec![c]);
@@ -136,12 +141,12 @@ mod tests {
         let sigma = [0x41, CAPITAL_SIGMA];
         assert_eq!(lower_wide(&sigma, &mut out, rust_lower), Ok(false));
         assert_eq!(
-            lower_wide(&[0x1F600], &mut out, |_| Ok::<_, ()>(None)),
+            lower_wide(&[0x1F600], &mut out, |_| Ok::<_, crate::Error>(None)),
             Ok(false)
         );
         assert_eq!(
-            lower_wide(&[0x1F601], &mut out, |_| Err("failed")),
-            Err("failed")
+            lower_wide(&[0x1F601], &mut out, |_| Err(crate::Error::Interrupted)),
+            Err(crate::Error::Interrupted)
         );
     }
 }

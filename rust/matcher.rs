@@ -19,7 +19,9 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
+use crate::alloc;
 use crate::cancel::Cancel;
+use crate::error::Result;
 use crate::sym::Sym;
 
 /// The id of an element of `a` that does not occur in `b`.
@@ -54,6 +56,10 @@ const RUN_LIST_STRIDE: usize = 8;
 /// and long, as in line diffs.
 const RUN_LIST_MAX_RUNS: usize = 1024;
 const RUN_LIST_WORK_PER_ELEMENT: usize = 16;
+/// Steps of run extension (a step: ~4 elements compared) between polls of the [`Cancel`] inside
+/// one row of a run search: a row of equal lines meets a match in every column, each extended
+/// across the whole sequences.
+const RUN_LIST_POLL_WORK: usize = 1 << 18;
 
 /// difflib's `_calculate_ratio`: `2.0 * matches / length`, and 1.0 for two empty sequences.
 #[inline]
@@ -170,6 +176,30 @@ impl<T: Sym> BSide<T> {
         let mut side = BSide::default();
         side.rebuild(b, autojunk, None);
         side
+    }
+
+    /// [`BSide::new`] with its buffers the size of `b` reserved fallibly first.
+    pub fn try_new(b: &[T], autojunk: bool) -> Result<Self> {
+        let mut side = BSide::default();
+        side.reserve_for(b.len())?;
+        side.rebuild(b, autojunk, None);
+        Ok(side)
+    }
+
+    /// Reserve, fallibly, the buffers a `rebuild` of `n` elements fills with `n` entries (the
+    /// sequence, its ids, `b2j`'s positions, and for byte strings the padded copy and mask), so
+    /// a `b` the machine cannot hold is an error here, not an abort inside `rebuild`. (Per-id
+    /// tables grow with the distinct elements; the run ids of a `b` with junk are not reserved.)
+    pub fn reserve_for(&mut self, n: usize) -> Result<()> {
+        alloc::reserve_total(&mut self.seq, n)?;
+        alloc::reserve_total(&mut self.ids, n)?;
+        alloc::reserve_total(&mut self.positions, n)?;
+        if T::DIRECT_ALPHABET == 256 {
+            let padded = alloc::sum(n, FRONT_PAD + DENSE_PAD, "a sequence")?;
+            alloc::reserve_total(&mut self.bytes, padded)?;
+            alloc::reserve_total(&mut self.indexed_mask, padded)?;
+        }
+        Ok(())
     }
 
     /// `rebuild` for codes that may already be dense ids in first-occurrence order (the k-th distinct
@@ -1061,6 +1091,30 @@ impl Matcher {
         self.cancel.is_cancelled()
     }
 
+    /// Reserve, fallibly, what [`Matcher::set_a`] fills for an `a` of `n` elements (its ids, and
+    /// for byte strings its padded copy).
+    pub fn reserve_for_a<T: Sym>(&mut self, n: usize) -> Result<()> {
+        alloc::reserve_total(&mut self.a_ids, n)?;
+        if T::DIRECT_ALPHABET == 256 {
+            let padded = alloc::sum(n, FRONT_PAD + DENSE_PAD, "a sequence")?;
+            alloc::reserve_total(&mut self.a_bytes, padded)?;
+        }
+        Ok(())
+    }
+
+    /// [`ratio_with`] with the buffers reserved fallibly first.
+    pub fn try_ratio_with<T: Sym>(
+        &mut self,
+        side: &mut BSide<T>,
+        a: &[T],
+        b: &[T],
+        autojunk: bool,
+    ) -> Result<f64> {
+        side.reserve_for(b.len())?;
+        self.reserve_for_a::<T>(a.len())?;
+        Ok(ratio_with(self, side, a, b, autojunk))
+    }
+
     /// Map `a` onto `b`'s ids; every other method works on the last `a` set here.
     pub fn set_a<T: Sym>(&mut self, a: &[T], b: &BSide<T>) {
         self.a_ids.clear();
@@ -1249,6 +1303,7 @@ impl Matcher {
             return (alo, blo, 0);
         }
         let mut stride = if known > 0 { known } else { limit };
+        let (mut work, mut next_poll, mut stop) = (0usize, RUN_LIST_POLL_WORK, false);
         loop {
             stride = stride.max(known).max(1);
             let mut best = (alo, blo, 0usize);
@@ -1266,16 +1321,32 @@ impl Matcher {
                     // Labels: no memo (one closure as small as the byte search needs inlined).
                     // A round with stride >= 2 returns a run of at least 2, and any shorter run it
                     // misses only lowers `known`, a lower bound either way.
+                    // A row of one repeated byte meets a match in every column: poll within it.
                     self.each_match_in_row(b, r, blo, bhi, stride >= 2, |m, j| {
+                        if stop {
+                            return;
+                        }
+                        if work >= next_poll {
+                            next_poll = work + RUN_LIST_POLL_WORK;
+                            stop = m.stopped();
+                        }
                         let run = m.run_through(b, r, j, window);
+                        work += 1 + run.2 / 4;
                         keep_longest(&mut best, run);
                     });
                 } else {
+                    // A row of equal lines meets a match in every column, each extended across
+                    // the range: poll within the row too (every RUN_LIST_POLL_WORK steps).
                     self.each_match_in_row(b, r, blo, bhi, false, |m, j| {
-                        if r < last.2 && r - last.0 == j.wrapping_sub(last.1) {
+                        if stop || (r < last.2 && r - last.0 == j.wrapping_sub(last.1)) {
                             return;
                         }
+                        if work >= next_poll {
+                            next_poll = work + RUN_LIST_POLL_WORK;
+                            stop = m.stopped();
+                        }
                         let run = m.run_through(b, r, j, window);
+                        work += 1 + run.2 / 4;
                         last = (run.0, run.1, run.0 + run.2);
                         keep_longest(&mut best, run);
                     });
@@ -1865,6 +1936,7 @@ impl Matcher {
         open.clear();
         let budget = RUN_LIST_WORK_PER_ELEMENT * (la + lb);
         let mut work = 0usize;
+        let (mut next_poll, mut stop) = (RUN_LIST_POLL_WORK, false);
         let mut r = RUN_LIST_STRIDE - 1;
         while r < la && work <= budget && runs.len() <= RUN_LIST_MAX_RUNS {
             if self.cancel.is_cancelled() {
@@ -1872,6 +1944,16 @@ impl Matcher {
             }
             open.retain(|&(_, end)| end > r);
             self.each_match_in_row(b, r, 0, lb, false, |m, j| {
+                // One row can hold a match in every column, each extended across the whole
+                // sequences (equal lines): past the budget, or once cancelled, the rest of the row
+                // is skipped, so a poll comes every RUN_LIST_POLL_WORK steps, not once a row.
+                if stop || work > budget {
+                    return;
+                }
+                if work >= next_poll {
+                    next_poll = work + RUN_LIST_POLL_WORK;
+                    stop = m.stopped();
+                }
                 let diagonal = j + la - r;
                 work += 1 + open.len();
                 if open.iter().any(|&(d, _)| d == diagonal) {
@@ -2383,11 +2465,13 @@ pub fn ratio_with<T: Sym>(
     ratio_of(m.matches(side), a.len() + b.len())
 }
 
-pub fn quick_ratio<T: Sym>(a: &[T], b: &[T]) -> f64 {
-    let side = BSide::new(b, false);
+/// difflib's `quick_ratio()` (its buffers reserved fallibly: the sequences come from the caller).
+pub fn quick_ratio<T: Sym>(a: &[T], b: &[T]) -> Result<f64> {
+    let side = BSide::try_new(b, false)?;
     let mut m = Matcher::new();
+    m.reserve_for_a::<T>(a.len())?;
     m.set_a(a, &side);
-    ratio_of(m.quick_matches(&side), a.len() + b.len())
+    Ok(ratio_of(m.quick_matches(&side), a.len() + b.len()))
 }
 
 pub fn real_quick_ratio(la: usize, lb: usize) -> f64 {
@@ -3072,8 +3156,8 @@ mod tests {
             ratio(a.as_bytes(), b.as_bytes(), true)
         );
         assert_eq!(
-            quick_ratio(&aw, &bw),
-            quick_ratio(a.as_bytes(), b.as_bytes())
+            quick_ratio(&aw, &bw).unwrap(),
+            quick_ratio(a.as_bytes(), b.as_bytes()).unwrap()
         );
     }
 }

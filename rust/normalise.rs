@@ -6,6 +6,9 @@
 //! or hand the whole string to `str.lower()`, and run the split/join/strip below on the result,
 //! which is exact for every string because Python's whitespace set is fixed (`is_py_whitespace`).
 
+use crate::alloc;
+use crate::error::Result;
+
 /// Characters `str.rstrip(".!?;:,")` removes.
 pub const TERMINAL_PUNCTUATION: [u32; 6] = [
     '.' as u32, '!' as u32, '?' as u32, ';' as u32, ':' as u32, ',' as u32,
@@ -27,9 +30,14 @@ fn is_terminal_punctuation(c: u32) -> bool {
 }
 
 /// Split on Python whitespace, join with one space, strip terminal punctuation; `out` is replaced.
-/// The input must already be lower-cased the way Python lower-cases it.
-pub fn collapse_lowered<T: Copy + Into<u32> + From<u8>>(lowered: &[T], out: &mut Vec<T>) {
+/// The input must already be lower-cased the way Python lower-cases it. (`out` never holds more
+/// than the input: reserved fallibly up front, so nothing after can fail.)
+pub fn collapse_lowered<T: Copy + Into<u32> + From<u8>>(
+    lowered: &[T],
+    out: &mut Vec<T>,
+) -> Result<()> {
     out.clear();
+    alloc::reserve(out, lowered.len())?;
     if is_collapsed(lowered) {
         // Already split and joined (most labels): only the strip below is left.
         out.extend_from_slice(lowered);
@@ -43,6 +51,7 @@ pub fn collapse_lowered<T: Copy + Into<u32> + From<u8>>(lowered: &[T], out: &mut
             break;
         }
     }
+    Ok(())
 }
 
 /// Whether `s` has no Python whitespace but single spaces between words (none at either end).
@@ -98,7 +107,14 @@ fn split_and_join<T: Copy + Into<u32> + From<u8>>(lowered: &[T], out: &mut Vec<T
 /// Performance notes: written without a branch per character (the space before a word and the
 /// character itself are always stored, and the length advances by flags); the loop of pushes it
 /// replaced took most of a `labels_match` call on 60-character labels.
-pub fn normalise_ascii(s: &[u8], out: &mut Vec<u8>) -> bool {
+pub fn normalise_ascii(s: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+    // Every path below writes at most `s.len() + 16` bytes: reserved fallibly here, so their own
+    // `reserve`/`resize` never allocate.
+    alloc::reserve(out, s.len().saturating_add(17))?;
+    Ok(normalise_ascii_reserved(s, out))
+}
+
+fn normalise_ascii_reserved(s: &[u8], out: &mut Vec<u8>) -> bool {
     #[cfg(target_arch = "x86_64")]
     match lower_collapsed_ascii_sse2(s, out) {
         Some(false) => return false,
@@ -258,12 +274,13 @@ pub static LOWER_LATIN1: [u8; 256] = {
 
 /// The whole normalisation for a string whose code points are all below 256 (bytes), in Rust:
 /// its lower-casing is exact here (`lower_latin1`), unlike that of wider text.
-pub fn normalise_latin1(s: &[u8], out: &mut Vec<u8>) {
-    if normalise_ascii(s, out) {
-        return;
+pub fn normalise_latin1(s: &[u8], out: &mut Vec<u8>) -> Result<()> {
+    if normalise_ascii(s, out)? {
+        return Ok(());
     }
-    let lowered: Vec<u8> = s.iter().map(|&c| lower_latin1(c)).collect();
-    collapse_lowered(&lowered, out);
+    let mut lowered = alloc::with_capacity(s.len())?;
+    lowered.extend(s.iter().map(|&c| lower_latin1(c)));
+    collapse_lowered(&lowered, out)
 }
 
 /// Whether an ASCII string is already split and joined: single spaces between words, no other
@@ -316,7 +333,7 @@ mod tests {
 
     fn norm(s: &str) -> String {
         let mut out = Vec::new();
-        assert!(normalise_ascii(s.as_bytes(), &mut out));
+        assert!(normalise_ascii(s.as_bytes(), &mut out).unwrap());
         String::from_utf8(out).unwrap()
     }
 
@@ -351,7 +368,7 @@ mod tests {
             "...",
         ] {
             let cps: Vec<u32> = text.chars().map(|c| c as u32).collect();
-            collapse_lowered(&cps, &mut out);
+            collapse_lowered(&cps, &mut out).unwrap();
             let mut slow = Vec::new();
             split_and_join(&cps, &mut slow);
             while slow.last().is_some_and(|&c| is_terminal_punctuation(c)) {
@@ -368,7 +385,7 @@ mod tests {
             .map(|c| c as u32)
             .collect();
         let mut out = Vec::new();
-        collapse_lowered(&s, &mut out);
+        collapse_lowered(&s, &mut out).unwrap();
         let got: String = out.iter().map(|&c| char::from_u32(c).unwrap()).collect();
         assert_eq!(got, "ΟΔΟΣ x y");
     }
@@ -390,11 +407,11 @@ mod tests {
                 })
                 .collect();
             let mut got = Vec::new();
-            let ascii = normalise_ascii(&s, &mut got);
+            let ascii = normalise_ascii(&s, &mut got).unwrap();
             assert_eq!(ascii, s.is_ascii(), "{s:?}");
             if ascii {
                 let mut want = Vec::new();
-                collapse_lowered(&s.to_ascii_lowercase(), &mut want);
+                collapse_lowered(&s.to_ascii_lowercase(), &mut want).unwrap();
                 while want
                     .last()
                     .is_some_and(|&c| is_terminal_punctuation(c as u32))
@@ -409,6 +426,6 @@ mod tests {
     #[test]
     fn non_ascii_is_refused() {
         let mut out = Vec::new();
-        assert!(!normalise_ascii("café".as_bytes(), &mut out));
+        assert!(!normalise_ascii("café".as_bytes(), &mut out).unwrap());
     }
 }

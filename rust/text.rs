@@ -1,6 +1,10 @@
 //! A label as the matcher stores it: bytes when every code point is below 256, else code points.
 
+use std::borrow::Cow;
+
+use crate::alloc;
 use crate::contract::{self, Decision, MatchParams};
+use crate::error::Result;
 use crate::matcher::{BSide, Matcher};
 use crate::normalise;
 
@@ -17,18 +21,34 @@ impl Default for Text {
 }
 
 impl Text {
-    /// Narrows when every code point is below 256 (Latin-1 maps onto bytes one to one).
-    pub fn from_codepoints(cps: &[u32]) -> Text {
+    /// Narrows when every code point is below 256 (Latin-1 maps onto bytes one to one). The copy
+    /// is allocated fallibly: a text's size comes from the caller.
+    pub fn from_codepoints(cps: &[u32]) -> Result<Text> {
         if cps.iter().all(|&c| c < 256) {
-            Text::Narrow(cps.iter().map(|&c| c as u8).collect())
+            Text::narrowed(cps)
         } else {
-            Text::Wide(cps.to_vec())
+            Ok(Text::Wide(alloc::copy_of(cps)?))
         }
+    }
+
+    /// [`Text::from_codepoints`] taking the buffer: a wide text keeps it (no copy).
+    pub fn from_codepoint_vec(cps: Vec<u32>) -> Result<Text> {
+        if cps.iter().all(|&c| c < 256) {
+            Text::narrowed(&cps)
+        } else {
+            Ok(Text::Wide(cps))
+        }
+    }
+
+    fn narrowed(cps: &[u32]) -> Result<Text> {
+        let mut v = alloc::with_capacity(cps.len())?;
+        v.extend(cps.iter().map(|&c| c as u8));
+        Ok(Text::Narrow(v))
     }
 
     pub fn from_text(s: &str) -> Text {
         let cps: Vec<u32> = s.chars().map(|c| c as u32).collect();
-        Text::from_codepoints(&cps)
+        Text::from_codepoint_vec(cps).unwrap_or_default()
     }
 
     pub fn len(&self) -> usize {
@@ -50,21 +70,25 @@ impl Text {
     }
 
     /// The first `n` code points into `out` (replaced), reusing its buffer.
-    pub fn prefix_codepoints_into(&self, n: usize, out: &mut Vec<u32>) {
+    pub fn prefix_codepoints_into(&self, n: usize, out: &mut Vec<u32>) -> Result<()> {
         out.clear();
+        alloc::reserve(out, n.min(self.len()))?;
         match self {
             Text::Narrow(v) => out.extend(v.iter().take(n).map(|&c| c as u32)),
             Text::Wide(v) => out.extend(v.iter().take(n)),
         }
+        Ok(())
     }
 
-    /// The code points into `out` (replaced), reusing its buffer.
-    pub fn codepoints_into(&self, out: &mut Vec<u32>) {
+    /// The code points into `out` (replaced), reusing its buffer (grown fallibly).
+    pub fn codepoints_into(&self, out: &mut Vec<u32>) -> Result<()> {
         out.clear();
+        alloc::reserve(out, self.len())?;
         match self {
             Text::Narrow(v) => out.extend(v.iter().map(|&c| c as u32)),
             Text::Wide(v) => out.extend_from_slice(v),
         }
+        Ok(())
     }
 
     pub fn codepoints(&self) -> Vec<u32> {
@@ -74,16 +98,28 @@ impl Text {
         }
     }
 
-    /// The first `n` code points (narrowed when they allow it, so equal prefixes are equal values).
-    pub fn prefix(&self, n: usize) -> Text {
+    /// The code points, borrowed when the text is wide; a narrow text's are copied fallibly.
+    pub fn codepoints_cow(&self) -> Result<Cow<'_, [u32]>> {
         match self {
-            Text::Narrow(v) => Text::Narrow(v[..n.min(v.len())].to_vec()),
+            Text::Narrow(v) => {
+                let mut out = alloc::with_capacity(v.len())?;
+                out.extend(v.iter().map(|&c| c as u32));
+                Ok(Cow::Owned(out))
+            }
+            Text::Wide(v) => Ok(Cow::Borrowed(v)),
+        }
+    }
+
+    /// The first `n` code points (narrowed when they allow it, so equal prefixes are equal values).
+    pub fn prefix(&self, n: usize) -> Result<Text> {
+        match self {
+            Text::Narrow(v) => Ok(Text::Narrow(alloc::copy_of(&v[..n.min(v.len())])?)),
             Text::Wide(v) => Text::from_codepoints(&v[..n.min(v.len())]),
         }
     }
 
     /// Python's `str.strip()`: leading and trailing Python whitespace removed.
-    pub fn strip_py(&self) -> Text {
+    pub fn strip_py(&self) -> Result<Text> {
         fn bounds(cps: impl DoubleEndedIterator<Item = u32> + Clone, len: usize) -> (usize, usize) {
             let start = cps
                 .clone()
@@ -99,7 +135,7 @@ impl Text {
         match self {
             Text::Narrow(v) => {
                 let (s, e) = bounds(v.iter().map(|&c| c as u32), v.len());
-                Text::Narrow(v[s..e].to_vec())
+                Ok(Text::Narrow(alloc::copy_of(&v[s..e])?))
             }
             Text::Wide(v) => {
                 let (s, e) = bounds(v.iter().copied(), v.len());
@@ -109,39 +145,42 @@ impl Text {
     }
 
     /// Python's `str.strip()` of an ASCII label, and the label normalised: what replay keeps of it.
-    pub fn stripped_and_normalised_ascii(raw: &[u8]) -> (Text, Text) {
+    pub fn stripped_and_normalised_ascii(raw: &[u8]) -> Result<(Text, Text)> {
         // Python's whitespace (not Rust's `trim_ascii`: \x0b and \x1c-\x1f count).
         let space = |c: &u8| normalise::is_py_whitespace(*c as u32);
         let start = raw.iter().position(|c| !space(c)).unwrap_or(raw.len());
         let end = raw.iter().rposition(|c| !space(c)).map_or(start, |e| e + 1);
         let mut norm = Vec::new();
-        normalise::normalise_ascii(raw, &mut norm);
-        (Text::Narrow(raw[start..end].to_vec()), Text::Narrow(norm))
+        normalise::normalise_ascii(raw, &mut norm)?;
+        Ok((
+            Text::Narrow(alloc::copy_of(&raw[start..end])?),
+            Text::Narrow(norm),
+        ))
     }
 
     /// Python's normalisation when the text is ASCII (None otherwise: its lower-casing needs Python).
-    pub fn normalise_ascii(&self) -> Option<Text> {
+    pub fn normalise_ascii(&self) -> Result<Option<Text>> {
         match self {
             Text::Narrow(v) => {
-                let mut out = Vec::with_capacity(v.len());
-                normalise::normalise_ascii(v, &mut out).then_some(Text::Narrow(out))
+                let mut out = Vec::new();
+                Ok(normalise::normalise_ascii(v, &mut out)?.then_some(Text::Narrow(out)))
             }
-            Text::Wide(_) => None,
+            Text::Wide(_) => Ok(None),
         }
     }
 
     /// Split/join/strip of a text Python has already lower-cased.
-    pub fn collapse_lowered(&self) -> Text {
+    pub fn collapse_lowered(&self) -> Result<Text> {
         match self {
             Text::Narrow(v) => {
-                let mut out = Vec::with_capacity(v.len());
-                normalise::collapse_lowered(v, &mut out);
-                Text::Narrow(out)
+                let mut out = Vec::new();
+                normalise::collapse_lowered(v, &mut out)?;
+                Ok(Text::Narrow(out))
             }
             Text::Wide(v) => {
-                let mut out = Vec::with_capacity(v.len());
-                normalise::collapse_lowered(v, &mut out);
-                Text::from_codepoints(&out)
+                let mut out = Vec::new();
+                normalise::collapse_lowered(v, &mut out)?;
+                Text::from_codepoint_vec(out)
             }
         }
     }
@@ -249,15 +288,16 @@ mod tests {
 
     #[test]
     fn ascii_strip_is_pythons() {
-        let (stripped, norm) = Text::stripped_and_normalised_ascii(b"\x1c\x0b  Uses  Ruff.\x1f ");
+        let (stripped, norm) =
+            Text::stripped_and_normalised_ascii(b"\x1c\x0b  Uses  Ruff.\x1f ").unwrap();
         assert_eq!(stripped, Text::Narrow(b"Uses  Ruff.".to_vec()));
         assert_eq!(norm, Text::Narrow(b"uses ruff".to_vec()));
         assert_eq!(
-            Text::stripped_and_normalised_ascii(b" \t "),
+            Text::stripped_and_normalised_ascii(b" \t ").unwrap(),
             (Text::Narrow(vec![]), Text::Narrow(vec![]))
         );
         assert_eq!(
-            Text::from_text(" \u{3000}x\u{85}").strip_py(),
+            Text::from_text(" \u{3000}x\u{85}").strip_py().unwrap(),
             Text::from_text("x")
         );
     }

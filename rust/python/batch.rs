@@ -261,7 +261,7 @@ pub fn replay<'py>(
         let pushed = if let Some(ascii) = ffi::ascii_of(text.as_any()) {
             input.push_ascii(ascii)
         } else if text.is_exact_instance_of::<PyString>() {
-            input.push_texts(text_of(&text)?.strip_py(), normalise_str(&text)?)
+            input.push_texts(text_of(&text)?.strip_py()?, normalise_str(&text)?)
         } else {
             let stripped = text.call_method0(pyo3::intern!(py, "strip"))?;
             match stripped.cast_exact::<PyString>() {

@@ -89,16 +89,13 @@ pub fn ratio(
     run_here(py, work, |cancel| {
         with_cancelled_matcher(cancel, |m| match (&a_text, &b_text) {
             (Text::Narrow(a), Text::Narrow(b)) => {
-                ratio_with(m, &mut BSide::default(), a, b, autojunk)
+                m.try_ratio_with(&mut BSide::default(), a, b, autojunk)
             }
-            _ => ratio_with(
-                m,
-                &mut BSide::default(),
-                &a_text.codepoints(),
-                &b_text.codepoints(),
-                autojunk,
-            ),
-        })
+            _ => {
+                let (a, b) = (a_text.codepoints_cow()?, b_text.codepoints_cow()?);
+                m.try_ratio_with(&mut BSide::default(), &a, &b, autojunk)
+            }
+        })?
     })
 }
 
@@ -168,8 +165,8 @@ pub fn quick_ratio(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>, autojunk: bool) -
     };
     // quick_ratio counts every element of b, junk or popular (linear: no interrupt needed).
     Ok(match (&a_text, &b_text) {
-        (Text::Narrow(a), Text::Narrow(b)) => matcher::quick_ratio(a, b),
-        _ => matcher::quick_ratio(&a_text.codepoints(), &b_text.codepoints()),
+        (Text::Narrow(a), Text::Narrow(b)) => matcher::quick_ratio(a, b)?,
+        _ => matcher::quick_ratio(&a_text.codepoints_cow()?, &b_text.codepoints_cow()?)?,
     })
 }
 
@@ -230,13 +227,16 @@ pub fn matching_blocks<'py>(
         m.set_cancel(cancel);
         let blocks = match (&a_text, &b_text) {
             (Text::Narrow(a), Text::Narrow(b)) => {
-                let side = BSide::new(b, autojunk);
+                let side = BSide::try_new(b, autojunk)?;
+                m.reserve_for_a::<u8>(a.len())?;
                 m.set_a(a, &side);
                 m.matching_blocks(&side)
             }
             _ => {
-                let side = BSide::new(&b_text.codepoints(), autojunk);
-                m.set_a(&a_text.codepoints(), &side);
+                let (a, b) = (a_text.codepoints_cow()?, b_text.codepoints_cow()?);
+                let side = BSide::try_new(&b, autojunk)?;
+                m.reserve_for_a::<u32>(a.len())?;
+                m.set_a(&a, &side);
                 m.matching_blocks(&side)
             }
         };
@@ -295,13 +295,13 @@ fn contract_match(
 ) -> PyResult<bool> {
     let (stored_str, incoming_str) = (label_str(stored)?, label_str(incoming)?);
     let fast = with_scratch(|s| {
-        let stored_narrow = normalised_bytes_into(&stored_str, &mut s.a);
-        let incoming_narrow = normalised_bytes_into(&incoming_str, &mut s.b);
+        let stored_narrow = normalised_bytes_into(&stored_str, &mut s.a)?;
+        let incoming_narrow = normalised_bytes_into(&incoming_str, &mut s.b)?;
         if stored_narrow && incoming_narrow {
             if s.a.len() + s.b.len() >= DETACH_MIN_WORK {
                 return Ok(None);
             }
-            return Ok(Some(s.decider.matches_bytes(&s.a, &s.b, p)));
+            return Ok(Some(s.decider.matches_bytes(&s.a, &s.b, p)?));
         }
         // Some label has a code point above 255: both as normalised code points in this thread's
         // buffers (a narrow one from its bytes), matched on bytes when they allow it.
@@ -321,6 +321,7 @@ fn contract_match(
         ] {
             if narrow {
                 out.clear();
+                crate::alloc::reserve(out, bytes.len())?;
                 out.extend(bytes.iter().map(|&c| c as u32));
             } else if !normalised_codepoints_into(label, codepoints, lowered, out)? {
                 return Ok(None);
@@ -329,7 +330,7 @@ fn contract_match(
         if wide_a.len() + wide_b.len() >= DETACH_MIN_WORK {
             return Ok(None);
         }
-        Ok(Some(decider.matches_codepoints(wide_a, wide_b, p)))
+        Ok(Some(decider.matches_codepoints(wide_a, wide_b, p)?))
     })?;
     if let Some(answer) = fast {
         return Ok(answer);
@@ -338,7 +339,7 @@ fn contract_match(
     let b = normalise_str(&incoming_str)?;
     run_here(py, a.len() + b.len(), |cancel| {
         let mut decider = crate::contract::PairDecider::with_cancel(cancel);
-        let answer = decider.matches(&a, &b, p);
+        let answer = decider.matches(&a, &b, p)?;
         cancel.check().map(|()| answer)
     })
 }

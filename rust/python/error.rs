@@ -45,6 +45,13 @@ pub fn to_pyerr(py: Python<'_>, err: Error) -> PyErr {
     }
 }
 
+/// `?` on a core result inside a binding: the same conversion ([`to_pyerr`]).
+impl From<Error> for PyErr {
+    fn from(err: Error) -> PyErr {
+        Python::attach(|py| to_pyerr(py, err))
+    }
+}
+
 /// `memdedup.errors.InvalidInputError(msg)`.
 pub fn invalid(py: Python<'_>, msg: impl Into<String>) -> PyErr {
     to_pyerr(py, Error::InvalidInput(msg.into()))

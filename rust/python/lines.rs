@@ -18,7 +18,7 @@ use crate::matcher::{self, BSide};
 /// [`SequenceIndex::encode`], or a sequence of ints (ids the caller assigned).
 fn element_codes<'a>(seq: &'a Bound<'_, PyAny>) -> PyResult<std::borrow::Cow<'a, [u32]>> {
     if let Ok(s) = seq.cast::<PyString>() {
-        return Ok(text_of(s)?.codepoints().into());
+        return Ok(text_of(s)?.codepoints_cow()?.into_owned().into());
     }
     if let Ok(codes) = seq.cast::<Codes>() {
         return Ok(codes.get().codes.as_slice().into());
@@ -58,6 +58,7 @@ fn build_side(py: Python<'_>, codes: &[u32], autojunk: bool, junk: &[u32]) -> Py
     // Linear in `b`: no poll needed.
     run_here(py, codes.len(), move |_| {
         let mut side = BSide::default();
+        side.reserve_for(codes.len())?;
         if junk.is_empty() {
             side.rebuild_dense(codes, autojunk, None);
         } else {
@@ -199,10 +200,11 @@ impl SequenceIndex {
         }
         let side = &self.side;
         run_here(py, (ahi - alo) + (bhi - blo), |cancel| {
-            with_cancelled_matcher(cancel, |m| {
+            with_cancelled_matcher(cancel, |m| -> crate::Result<_> {
+                m.reserve_for_a::<u32>(a.len())?;
                 m.set_a(&a, side);
-                m.find_longest_match(side, alo, ahi, blo, bhi)
-            })
+                Ok(m.find_longest_match(side, alo, ahi, blo, bhi))
+            })?
         })
     }
 
@@ -235,10 +237,11 @@ impl SequenceIndex {
         let a = element_codes(a)?;
         let side = &self.side;
         run_here(py, a.len() + side.len(), |cancel| {
-            with_cancelled_matcher(cancel, |m| {
+            with_cancelled_matcher(cancel, |m| -> crate::Result<_> {
+                m.reserve_for_a::<u32>(a.len())?;
                 m.set_a(&a, side);
-                m.matches(side)
-            })
+                Ok(m.matches(side))
+            })?
         })
     }
 
@@ -271,10 +274,11 @@ impl SequenceIndex {
     fn blocks(&self, py: Python<'_>, a: &[u32]) -> PyResult<Vec<(usize, usize, usize)>> {
         let side = &self.side;
         run_here(py, a.len() + side.len(), |cancel| {
-            with_cancelled_matcher(cancel, |m| {
+            with_cancelled_matcher(cancel, |m| -> crate::Result<_> {
+                m.reserve_for_a::<u32>(a.len())?;
                 m.set_a(a, side);
-                m.matching_blocks(side)
-            })
+                Ok(m.matching_blocks(side))
+            })?
         })
     }
 }

@@ -14,6 +14,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyFloat, PyString};
 
 use super::ffi;
+use crate::alloc::copy_of;
 use crate::lower::{lower_wide, lowered_of, Lowered};
 use crate::matcher::{BSide, ByteRemap, Matcher};
 use crate::normalise::{collapse_lowered, normalise_ascii, normalise_latin1, TERMINAL_PUNCTUATION};
@@ -95,14 +96,14 @@ pub fn check_len(py: Python<'_>, len: usize) -> PyResult<()> {
 pub fn text_of(s: &Bound<'_, PyString>) -> PyResult<Text> {
     check_len(s.py(), s.len()?)?;
     if let Some(bytes) = ffi::latin1_of(s) {
-        return Ok(Text::Narrow(bytes.to_vec()));
+        return Ok(Text::Narrow(copy_of(bytes)?));
     }
     if let Some(bytes) = ffi::ascii_of(s.as_any()) {
-        return Ok(Text::Narrow(bytes.to_vec()));
+        return Ok(Text::Narrow(copy_of(bytes)?));
     }
     let mut cps = Vec::new();
     ffi::codepoints_into(s, &mut cps)?;
-    Ok(Text::from_codepoints(&cps))
+    Ok(Text::from_codepoint_vec(cps)?)
 }
 
 /// A str of a text's code points, lone surrogates included.
@@ -126,36 +127,41 @@ pub fn normalise_str(s: &Bound<'_, PyString>) -> PyResult<Text> {
     check_len(s.py(), s.len()?)?;
     if let Some(bytes) = ffi::latin1_of(s) {
         let mut out = Vec::new();
-        if !normalise_ascii(bytes, &mut out) {
+        if !normalise_ascii(bytes, &mut out)? {
             // Every code point below 256: lower-cased exactly in Rust.
-            normalise_latin1(bytes, &mut out);
+            normalise_latin1(bytes, &mut out)?;
         }
         return Ok(Text::Narrow(out));
     }
     if let Some(bytes) = ffi::ascii_of(s.as_any()) {
         let mut out = Vec::new();
-        normalise_ascii(bytes, &mut out);
+        normalise_ascii(bytes, &mut out)?;
         return Ok(Text::Narrow(out));
     }
     let mut cps = Vec::new();
     ffi::codepoints_into(s, &mut cps)?;
     if cps.iter().all(|&c| c < 256) {
-        let bytes: Vec<u8> = cps.iter().map(|&c| c as u8).collect();
+        let mut bytes = crate::alloc::with_capacity(cps.len())?;
+        bytes.extend(cps.iter().map(|&c| c as u8));
+        drop(cps);
         let mut out = Vec::new();
-        normalise_latin1(&bytes, &mut out);
+        normalise_latin1(&bytes, &mut out)?;
         return Ok(Text::Narrow(out));
     }
-    let mut lowered = Vec::with_capacity(cps.len());
+    // Lower-cased into a buffer of its own, then collapsed back into `cps` (reused: each of these
+    // is as large as the text, so no third one is made).
+    let mut lowered = Vec::new();
     if lower_codepoints(s.py(), &cps, &mut lowered)? {
-        let mut out = Vec::with_capacity(lowered.len());
-        collapse_lowered(&lowered, &mut out);
-        return Ok(Text::from_codepoints(&out));
+        collapse_lowered(&lowered, &mut cps)?;
+        drop(lowered);
+        return Ok(Text::from_codepoint_vec(cps)?);
     }
+    drop((cps, lowered));
     // Only Python's own `lower` of the whole text is exact (final sigma, ...). An interned name:
     // CPython's method cache is keyed by interned names (a fresh "lower" string made every such
     // label's lookup walk the type's dict).
     let lower = s.call_method0(pyo3::intern!(s.py(), "lower"))?;
-    Ok(text_of(&lower.cast_into::<PyString>()?)?.collapse_lowered())
+    Ok(text_of(&lower.cast_into::<PyString>()?)?.collapse_lowered()?)
 }
 
 /// The contract on a str subclass: its own `lower()`, then `split()` of what that gives, joined
@@ -174,7 +180,7 @@ fn normalise_subclass(s: &Bound<'_, PyString>) -> PyResult<Text> {
     while cps.last().is_some_and(|c| TERMINAL_PUNCTUATION.contains(c)) {
         cps.pop();
     }
-    Ok(Text::from_codepoints(&cps))
+    Ok(Text::from_codepoint_vec(cps)?)
 }
 
 /// `chr(c).lower()`, asked of Python.
@@ -246,18 +252,18 @@ pub fn with_cancelled_matcher<R>(
 
 /// The normalised label in `out` when `s` is an exact str of code points below 256 (false
 /// otherwise).
-pub fn normalised_bytes_into(s: &Bound<'_, PyString>, out: &mut Vec<u8>) -> bool {
+pub fn normalised_bytes_into(s: &Bound<'_, PyString>, out: &mut Vec<u8>) -> PyResult<bool> {
     if !s.is_exact_instance_of::<PyString>() {
-        return false;
+        return Ok(false);
     }
     match ffi::latin1_of(s).or_else(|| ffi::ascii_of(s.as_any())) {
         Some(bytes) => {
-            if !normalise_ascii(bytes, out) {
-                normalise_latin1(bytes, out);
+            if !normalise_ascii(bytes, out)? {
+                normalise_latin1(bytes, out)?;
             }
-            true
+            Ok(true)
         }
-        None => false,
+        None => Ok(false),
     }
 }
 
@@ -277,6 +283,6 @@ pub fn normalised_codepoints_into(
     if !lower_codepoints(s.py(), codepoints, lowered)? {
         return Ok(false);
     }
-    collapse_lowered(lowered, out);
+    collapse_lowered(lowered, out)?;
     Ok(true)
 }

@@ -178,6 +178,38 @@ def refresher(*lists: list[Any]) -> Callable[[], None]:
     return action
 
 
+class _Tracked:
+    pass
+
+
+class Stepping:
+    """An iterator over ``lst`` that allocates a tracked object at every step after the first ``quiet``
+    ones, so the collector (and a planted finalizer) runs *between* the items a binding reads: while it
+    holds the items read so far. Make it before arming (making it allocates).
+    (A binding reading an exact list in place runs no Python code at all, so a finalizer cannot reach
+    it there; an iterable is where Python code runs in the middle of the read.)"""
+
+    def __init__(self, lst: list[Any], *, quiet: int = 0) -> None:
+        self.lst = lst
+        self.k = 0
+        self.quiet = quiet  # items read before the first allocation (the finalizer fires mid-read)
+
+    def __iter__(self) -> Stepping:
+        return self
+
+    def __next__(self) -> Any:
+        if self.k >= self.quiet:
+            # A tracked allocation (an instance: a list or tuple could come from a free list,
+            # which does not count): under ``arm`` the collector runs here.
+            junk = _Tracked()
+            del junk
+        if self.k >= len(self.lst):
+            raise StopIteration
+        item = self.lst[self.k]
+        self.k += 1
+        return item
+
+
 def replacer(lst: list[Any], value: Any = "x") -> Callable[[], None]:
     """A finalizer action that overwrites every item of ``lst`` with ``value`` (the issue's attack)."""
 

@@ -410,7 +410,16 @@ def ref(state):
             out.append((sm.ratio(), k))
     return out
 check = one_of_states(ref, fresh_all(possibilities), ["x"] * len(possibilities))
-report(lambda: _core.close_matches(word, possibilities, 0.3), check, replacer(possibilities), rearm=False)
+# An exact list is read in place, running no Python code: no finalizer can run during that read. An
+# iterable runs Python code between items (here an allocation each, so the collector runs), and the
+# finalizer then frees every item read so far unless the binding holds its own reference to it.
+steps = Stepping(possibilities, quiet=10)
+report(
+    lambda: _core.close_matches(word, steps, 0.3),
+    check,
+    replacer(possibilities),
+    rearm=False,
+)
 """,
         ("reference", "IndexError"),
     ),

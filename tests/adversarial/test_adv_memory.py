@@ -129,6 +129,32 @@ PROBES: dict[str, tuple[str, tuple[str, ...]]] = {
         "report(lambda: batch.match_pairs([s, 'a'], [s, 'b']).tolist(), lambda got: got == [True, False])",
         ("reference", "MemoryError"),
     ),
+    "quick_ratio/huge-wide-strs": (
+        "s = '\\u4e00\\u4e01' * 30_000_000\n"
+        "cap(200 * 2**20)\n"
+        "report(lambda: memdedup.quick_ratio(s, s), lambda got: got == 1.0 or 'wrong answer')",
+        ("reference", "MemoryError"),
+    ),
+    "batch.cdist/huge-labels": (
+        "s = '\\u4e00' * 60_000_000\n"
+        "cap(200 * 2**20)\n"
+        "report(lambda: batch.cdist([s], [s, 'b']).tolist(), lambda got: got[0][0] == 1.0 or 'wrong answer')",
+        ("reference", "MemoryError"),
+    ),
+    "difflib.SequenceMatcher/huge-wide-strs": (
+        "from memdedup import difflib as md\n"
+        "s = '\\u4e00\\u4e01' * 30_000_000\n"
+        "cap(200 * 2**20)\n"
+        "report(lambda: md.SequenceMatcher(None, s, s).ratio(), lambda got: got == 1.0 or 'wrong answer')",
+        ("reference", "MemoryError"),
+    ),
+    "difflib.get_close_matches/huge-word": (
+        "from memdedup import difflib as md\n"
+        "s = '\\u4e00\\u4e01' * 30_000_000\n"
+        "cap(200 * 2**20)\n"
+        "report(lambda: md.get_close_matches(s, [s, 'b']), lambda got: got == [s] or 'wrong answer')",
+        ("reference", "MemoryError"),
+    ),
     "difflib.SequenceMatcher/huge-line-lists": (
         "from memdedup import difflib as md\n"
         "a = [str(k) for k in range(6_000_000)]\n"

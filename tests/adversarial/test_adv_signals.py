@@ -94,11 +94,38 @@ PROBES: dict[str, tuple[str, str, str, str]] = {
         "md.get_close_matches('appel', ['ape', 'apple', 'peach', 'puppy'])",
         "difflib.get_close_matches('appel', ['ape', 'apple', 'peach', 'puppy'])",
     ),
+    # One line repeated: every row of the match search meets a match in every column, each extended
+    # across the whole sequences. (Two wholly equal sequences are answered in milliseconds: the last
+    # line differs so that the call stays long.)
     "difflib.SequenceMatcher/400k-equal-lines-no-autojunk": (
-        "a = ['x\\n'] * 400_000\nb = list(a)",
+        "a = ['x\\n'] * 400_000\nb = a[:-1] + ['y\\n']",
         "md.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()",
         "md.SequenceMatcher(None, ['a\\n', 'b\\n'], ['b\\n']).get_opcodes()",
         "difflib.SequenceMatcher(None, ['a\\n', 'b\\n'], ['b\\n']).get_opcodes()",
+    ),
+    "difflib.SequenceMatcher.ratio/400k-rotated-lines-no-autojunk": (
+        "a = ['x\\n'] * 400_000 + ['y\\n']\nb = ['y\\n'] + ['x\\n'] * 400_000",
+        "md.SequenceMatcher(None, a, b, autojunk=False).ratio()",
+        "md.SequenceMatcher(None, ['a\\n', 'b\\n'], ['b\\n']).ratio()",
+        "difflib.SequenceMatcher(None, ['a\\n', 'b\\n'], ['b\\n']).ratio()",
+    ),
+    "difflib.SequenceMatcher.find_longest_match/400k-swapped-halves": (
+        "a = ['x\\n'] * 200_000 + ['y\\n'] * 200_000\nb = a[200_000:] + a[:200_000]",
+        "md.SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks()",
+        "tuple(md.SequenceMatcher(None, 'abxcd', 'abcd').find_longest_match(0, 5, 0, 4))",
+        "tuple(difflib.SequenceMatcher(None, 'abxcd', 'abcd').find_longest_match(0, 5, 0, 4))",
+    ),
+    "ratio/4MB-one-byte-repeated": (
+        "a = 'a' * 4_000_000\nb = a[:-1] + 'b'",
+        "memdedup.ratio(a, b, autojunk=False)",
+        "memdedup.ratio('abcd', 'bcde', autojunk=False)",
+        "difflib.SequenceMatcher(None, 'abcd', 'bcde', autojunk=False).ratio()",
+    ),
+    "ratio/4M-wide-repeated": (
+        "a = '\\u4e00' * 4_000_000\nb = a[:-1] + 'b'",
+        "memdedup.ratio(a, b, autojunk=False)",
+        "memdedup.ratio('abcd', 'bcde', autojunk=False)",
+        "difflib.SequenceMatcher(None, 'abcd', 'bcde', autojunk=False).ratio()",
     ),
 }
 
