@@ -490,7 +490,7 @@ fn profile_rules() {
         }
         let mut out = Vec::new();
         let t = std::time::Instant::now();
-        d.scan_rule(i, rule, &hay, &mut out);
+        d.scan_rule(i, rule, &hay, &[], &mut out);
         let el = t.elapsed();
         if el.as_micros() > 500 {
             eprintln!("{:30} {:?} {} found", rule.id, el, out.len());
