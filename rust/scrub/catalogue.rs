@@ -20,8 +20,6 @@ pub const MAX_REPEAT: u32 = 1024;
 pub const MAX_WIDTH: usize = 2048;
 /// How far back on its line a rule's `line_context` word may be.
 pub const LINE_CONTEXT: usize = 512;
-/// The longest stretch a `run` extension or a key block may cover past its match.
-pub const MAX_EXTENSION: usize = 64 * 1024;
 /// The longest stretch a `run_before` extension may cover before its match.
 pub const MAX_RUN_BEFORE: usize = 32;
 

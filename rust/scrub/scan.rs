@@ -5,10 +5,10 @@
 //! leftmost match from a position in `O(m * (d + W))`, where `d` is the distance to that match's start,
 //! because no thread of the search outlives its start by more than `W` bytes. The loop below resumes
 //! after each match at or past its start + 1 (at its end, or at the start of a refused value), so a
-//! rule's whole scan costs `O(m * (n + k * W))` for `k` matches, at most `O(m * n * W)`, and every
-//! extender reads a bounded stretch ([`MAX_VALUE`](super::extend::MAX_VALUE),
-//! [`MAX_EXTENSION`](super::catalogue::MAX_EXTENSION)) once per accepted match. `regex`'s own
-//! `find_iter` is not used: resuming is the loop's decision, not the iterator's.
+//! rule's whole scan costs `O(m * (n + k * W))` for `k` matches, at most `O(m * n * W)`. Extenders
+//! read values, runs and key blocks to their true end (no cap cuts a secret), through one
+//! [`Memo`] per rule's scan, so a stretch that many candidates share is read once (see `extend.rs`).
+//! `regex`'s own `find_iter` is not used: resuming is the loop's decision, not the iterator's.
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 
