@@ -86,6 +86,19 @@ def test_a_long_secret_leaves_nothing_in_clear(name: str, implementation: str) -
         )
 
 
+@pytest.mark.parametrize("implementation", ["rust", "python"])
+@pytest.mark.parametrize("newline", ["\n", "\\n"])
+@pytest.mark.parametrize("end", ["\n-----END PRIVATE KEY-----\nthanks", "\nthanks"])
+def test_a_long_key_block_leaves_nothing_in_clear(implementation: str, newline: str, end: str) -> None:
+    """A private key block longer than the 64 KiB a block was read before, real or escaped newlines,
+    terminated or truncated."""
+    body = _secret(ALNUM + "+/", 70_000, 7)
+    lines = newline.join(body[i : i + 64] for i in range(0, len(body), 64))
+    text = "-----BEGIN PRIVATE KEY-----" + newline + lines + end.replace("\n", newline)
+    out = CredentialScrubber(implementation=implementation).scrub_text(text).text
+    assert _leaked_windows(body, out.replace(newline, "")) == 0, out[:120]
+
+
 @pytest.mark.parametrize("name", sorted(SHAPES))
 def test_both_engines_agree_on_long_secrets(name: str) -> None:
     template, alphabet = SHAPES[name]
