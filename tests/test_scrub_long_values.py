@@ -33,6 +33,10 @@ SHAPES: dict[str, tuple[str, str]] = {
     "assignment_symbols": ("db_password={s} and more", SYMBOLS),
     "password_colon": ("password: {s}", SYMBOLS),
     "password_colon_clause": ("password: {s} then log in", SYMBOLS),
+    # A 24-word seed phrase: the clause's 16-word limit decides how far it is judged, not how much of
+    # an accepted one is redacted.
+    "seed_phrase_24_words": ("seed phrase: {s}. Keep it safe.", ""),
+    "passphrase_24_words": ("the passphrase was {s}, keep it", ""),
     "prose_password": ("the password is {s}", ALNUM),
     "prose_passphrase": ("the passphrase was {s}, keep it", ALNUM),
     "prose_api_key": ("my API key is {s}", ALNUM),
@@ -59,8 +63,13 @@ SHAPES: dict[str, tuple[str, str]] = {
 }
 
 
+WORDS = "abandon ability able about above absent absorb abstract absurd abuse access accident".split()
+
+
 def _secret(alphabet: str, length: int, seed: int) -> str:
     rng = random.Random(seed)
+    if not alphabet:  # words: 24 of them, whatever the length
+        return " ".join(rng.choice(WORDS) + str(rng.randrange(10)) for _ in range(24))
     # Random letters and digits, with a digit and both cases guaranteed (some rules need them).
     return "aZ7" + "".join(rng.choice(alphabet) for _ in range(length - 3))
 

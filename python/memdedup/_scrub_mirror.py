@@ -376,6 +376,7 @@ class _Value(NamedTuple):
     first_end: int
     clause: bool
     query: bool
+    capped: bool = False
 
 
 class _Cover(NamedTuple):
@@ -418,6 +419,7 @@ def _read_value(d: bytes, pos: int, clause: bool, query: bool, memo: _Memo) -> _
             i += 2 if d[i] == 0x5C and i + 1 < n else 1
         end = min(i, n)
         return _Value(start, end, True, end, clause, query) if end > start else None
+    capped = False
     if not clause:
         stop = memo.token[query].stop(d, pos, _TOKEN_STOP[query])
         if memo.trim is not None and memo.trim[0] == stop:
@@ -429,29 +431,45 @@ def _read_value(d: bytes, pos: int, clause: bool, query: bool, memo: _Memo) -> _
             memo.trim = (stop, floor)
         end = first_end = max(floor, pos)
     else:
-        i = end = pos
-        first: int | None = None
-        words = 0
-        while i < n and words < _MAX_CLAUSE_WORDS:
-            word_start = i
-            if words > 0 and d[i] in b"([{<":
-                break
-            i = memo.word[query].stop(d, i, _WORD_STOP[query])
-            if i == word_start:
-                break
-            words += 1
-            if first is None:
-                first = i
-            at_gap = i >= n or d[i] in b" \t"
-            if d[i - 1] in b".!?" and (i >= n or d[i] in _WS):
-                end = i - 1 if d[i - 1] == 0x2E else i
-                break
-            end = i
-            if not at_gap:
-                break
-            i = memo.blanks.stop(d, i, _NOT_BLANK)
+        end, first, capped = _clause(d, pos, query, memo, _MAX_CLAUSE_WORDS)
         first_end = min(end if first is None else first, end)
-    return _Value(pos, end, False, first_end, clause, query) if end > pos else None
+    return _Value(pos, end, False, first_end, clause, query, capped) if end > pos else None
+
+
+def _clause(d: bytes, pos: int, query: bool, memo: _Memo, max_words: int) -> tuple[int, int | None, bool]:
+    """extend.rs clause."""
+    n = len(d)
+    i = end = pos
+    first: int | None = None
+    words = 0
+    while i < n:
+        if words == max_words:
+            return end, first, True
+        word_start = i
+        if words > 0 and d[i] in b"([{<":
+            break
+        i = memo.word[query].stop(d, i, _WORD_STOP[query])
+        if i == word_start:
+            break
+        words += 1
+        if first is None:
+            first = i
+        at_gap = i >= n or d[i] in b" \t"
+        if d[i - 1] in b".!?" and (i >= n or d[i] in _WS):
+            end = i - 1 if d[i - 1] == 0x2E else i
+            break
+        end = i
+        if not at_gap:
+            break
+        i = memo.blanks.stop(d, i, _NOT_BLANK)
+    return end, first, False
+
+
+def _whole_clause(d: bytes, value: _Value, memo: _Memo) -> _Value:
+    """extend.rs whole_clause."""
+    if not value.capped:
+        return value
+    return value._replace(end=_clause(d, value.start, value.query, memo, 1 << 62)[0], capped=False)
 
 
 def _key_byte(b: int) -> bool:
@@ -580,7 +598,7 @@ def _assignment(
         return None
     if clause and not value.quoted and values.is_placeholder_at(d, start, value.first_end):
         return None
-    return value, kind
+    return _whole_clause(d, value, memo), kind
 
 
 def _prose_key(d: bytes, ms: int) -> tuple[int, int]:
@@ -651,7 +669,7 @@ def _prose(
         return None
     if not digits_are_secret(kind) and not _looks_like_token(d, start, end):
         return None
-    return value, kind
+    return _whole_clause(d, value, memo), kind
 
 
 def _skip_separators(d: bytes, p: int) -> int:

@@ -115,6 +115,8 @@ pub struct Value {
     pub first_end: usize,
     pub mode: ValueMode,
     pub query: bool,
+    /// A clause that stopped at [`MAX_CLAUSE_WORDS`] with more words to read.
+    pub capped: bool,
 }
 
 /// The value a key rule accepted last, one word long: a key nested in it whose value starts inside it
@@ -200,6 +202,7 @@ pub fn read_value(
             first_end: end,
             mode,
             query,
+            capped: false,
         })
     };
     // An escaped quote opens a string inside a JSON string: \"value\".
@@ -224,6 +227,7 @@ pub fn read_value(
         return quoted(start, i.min(len));
     }
     let q = usize::from(query);
+    let mut capped = false;
     let (end, first_end) = match mode {
         ValueMode::Token => {
             let stop = memo.token[q].stop(len, pos, |i| ends_token(hay, i, query));
@@ -243,40 +247,9 @@ pub fn read_value(
             (end, end)
         }
         ValueMode::Clause => {
-            let mut i = pos;
-            let mut end = pos;
-            let mut first_end = None;
-            let mut words = 0;
-            while i < len && words < MAX_CLAUSE_WORDS {
-                // One word.
-                let word_start = i;
-                if words > 0 && matches!(hay[i], b'(' | b'[' | b'{' | b'<') {
-                    break;
-                }
-                i = memo.word[q].stop(len, i, |j| ends_word(hay, j, query));
-                if i == word_start {
-                    break;
-                }
-                words += 1;
-                first_end.get_or_insert(i);
-                let at_gap = i >= len || hay[i] == b' ' || hay[i] == b'\t';
-                if matches!(hay[i - 1], b'.' | b'!' | b'?')
-                    && (i >= len || hay[i].is_ascii_whitespace())
-                {
-                    // The sentence ends here; a full stop is not part of the passphrase.
-                    end = if hay[i - 1] == b'.' { i - 1 } else { i };
-                    break;
-                }
-                end = i;
-                if !at_gap {
-                    break;
-                }
-                // The gap to the next word: spaces and tabs only.
-                i = memo
-                    .blanks
-                    .stop(len, i, |j| hay[j] != b' ' && hay[j] != b'\t');
-            }
-            (end, first_end.unwrap_or(end).min(end))
+            let (end, first, more) = clause(hay, pos, query, memo, MAX_CLAUSE_WORDS);
+            capped = more;
+            (end, first.unwrap_or(end).min(end))
         }
     };
     (end > pos).then_some(Value {
@@ -286,7 +259,66 @@ pub fn read_value(
         first_end,
         mode,
         query,
+        capped,
     })
+}
+
+/// A clause from `pos`: its end, its first word's end, and whether it stopped at `max_words` with
+/// more to read.
+fn clause(
+    hay: &[u8],
+    pos: usize,
+    query: bool,
+    memo: &mut Memo,
+    max_words: usize,
+) -> (usize, Option<usize>, bool) {
+    let len = hay.len();
+    let q = usize::from(query);
+    let mut i = pos;
+    let mut end = pos;
+    let mut first_end = None;
+    let mut words = 0;
+    while i < len {
+        if words == max_words {
+            return (end, first_end, true);
+        }
+        // One word.
+        let word_start = i;
+        if words > 0 && matches!(hay[i], b'(' | b'[' | b'{' | b'<') {
+            break;
+        }
+        i = memo.word[q].stop(len, i, |j| ends_word(hay, j, query));
+        if i == word_start {
+            break;
+        }
+        words += 1;
+        first_end.get_or_insert(i);
+        let at_gap = i >= len || hay[i] == b' ' || hay[i] == b'\t';
+        if matches!(hay[i - 1], b'.' | b'!' | b'?') && (i >= len || hay[i].is_ascii_whitespace()) {
+            // The sentence ends here; a full stop is not part of the passphrase.
+            end = if hay[i - 1] == b'.' { i - 1 } else { i };
+            break;
+        }
+        end = i;
+        if !at_gap {
+            break;
+        }
+        // The gap to the next word: spaces and tabs only.
+        i = memo
+            .blanks
+            .stop(len, i, |j| hay[j] != b' ' && hay[j] != b'\t');
+    }
+    (end, first_end, false)
+}
+
+/// An accepted clause that stopped at [`MAX_CLAUSE_WORDS`] runs on to its true end (a 24-word seed
+/// phrase is redacted whole): the word limit decides how far a clause is judged, never how much of
+/// an accepted secret is redacted. Only accepted values are extended, and the scan resumes past them.
+fn whole_clause(hay: &[u8], value: &mut Value, memo: &mut Memo) {
+    if value.capped {
+        value.end = clause(hay, value.start, value.query, memo, usize::MAX).0;
+        value.capped = false;
+    }
 }
 
 /// The key of a key rule's match at `ms`: the first run of key bytes (`[A-Za-z0-9_.-]`; a flag's
@@ -447,6 +479,7 @@ pub fn assignment(
     {
         return None;
     }
+    whole_clause(hay, &mut value, memo);
     Some((value, class))
 }
 
@@ -548,6 +581,8 @@ pub fn prose(
     if !class.digits_are_secret() && !looks_like_token(text) {
         return None;
     }
+    let mut value = value;
+    whole_clause(hay, &mut value, memo);
     Some((value, class))
 }
 
