@@ -163,6 +163,11 @@ def corpora(size: int) -> dict[str, str]:
     return parts
 
 
+def _run(n: int) -> str:
+    """``n`` random letters and digits: one token with no stop byte in it."""
+    return "".join(random.Random(n).choices(AN, k=n))
+
+
 def adversarial(n: int) -> dict[str, str]:
     return {
         "'a.' * n": "a." * (n // 2),
@@ -179,6 +184,20 @@ def adversarial(n: int) -> dict[str, str]:
         "'ab_' * n": "ab_" * (n // 3),
         "x- + 'Ab1' * n": "x-" + "Ab1" * (n // 3),
         "'sk-Ab1_' * n": "sk-Ab1_" * (n // 7),
+        # Repeated keys: every key's value runs into the next key (issue 23, bug 2).
+        "'key=' * n": "key=" * (n // 4),
+        "'secret=' * n": "secret=" * (n // 7),
+        "'api_key=' * n": "api_key=" * (n // 8),
+        "('x' * 40 + '_token=') * n": ("x" * 40 + "_token=") * (n // 47),
+        "'password:' * n": "password:" * (n // 9),
+        "'token: \"' * n": 'token: "' * (n // 8),
+        "'?token=' * n": "?token=" * (n // 7),
+        "'--password ' * n": "--password " * (n // 11),
+        # One secret as long as the input after each kind of key (issue 23, bug 1).
+        "api_key= + run": "api_key=" + _run(n - 8),
+        "password: + run": "password: " + _run(n - 10),
+        "password is + run": "the password is " + _run(n - 16),
+        'token=" + run': 'token="' + _run(n - 7),
     }
 
 
@@ -317,7 +336,7 @@ def main() -> None:
 
     print("\ngrowth: ms to scrub n bytes (compiled core), and time per byte relative to 16 KB")
     sizes = [16 * KB, 64 * KB, 256 * KB, 1024 * KB]
-    print(f"{'input':20} " + " ".join(f"{s // KB:>8} KB" for s in sizes) + "   per-byte x (1 MB / 16 KB)")
+    print(f"{'input':28} " + " ".join(f"{s // KB:>8} KB" for s in sizes) + "   per-byte x (1 MB / 16 KB)")
     # Prose of the same density at every size (a 16 KB block repeated): a longer slice of real text
     # would name more providers and so wake more rules, which is not what growth is about.
     block = paragraphs(read_labels(), random.Random(5), 400)[: 16 * KB]
@@ -330,7 +349,7 @@ def main() -> None:
         times = [best_seconds(lambda t=t: core.scrub_text(t), args.rounds) for t in inputs]
         worst_1mb = max(worst_1mb, times[-1])
         per_byte = (times[-1] / len(inputs[-1])) / (times[0] / len(inputs[0]))
-        print(f"{name:20} " + " ".join(f"{t * 1000:11.2f}" for t in times) + f"   {per_byte:8.2f}")
+        print(f"{name:28} " + " ".join(f"{t * 1000:11.2f}" for t in times) + f"   {per_byte:8.2f}")
     print(f"\nslowest 1 MB input: {worst_1mb * 1000:.1f} ms (target < 100 ms)")
 
 

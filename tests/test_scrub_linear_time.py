@@ -41,6 +41,8 @@ SIZES = (4 * KB, 16 * KB, 64 * KB, 256 * KB)
 GROWTH_LIMIT = 10.0  # per 4x step in size: linear is 4x, quadratic 16x; 10x leaves room for noise
 FLOOR = 0.05  # seconds: below this the larger time of a step is noise
 CHILD_TIMEOUT = 20.0  # seconds for one input's every size (and its repeats) in the scrubber API
+COST_LIMIT = 30.0  # an adversarial 256 KB input against a 256 KB pasted log (both best of 3)
+COST_FLOOR = 0.02  # seconds: an input scrubbed faster than this is never judged
 CLI_TIMEOUT = 30.0  # seconds for one ingest run
 CLI_FLOOR = 0.5  # seconds of work beyond the process's start-up under which a CLI step is noise
 
@@ -110,6 +112,31 @@ ADVERSARIAL: dict[str, Callable[[int], str]] = {
     "digits_run": lambda n: "7" * n,
     "plain_letters": lambda n: "x" * n,
     "pasted_log": _log,
+    # Repeated keys: each key's value runs into the next key (issue 23: 'key=' * 65536 took 1.75 s).
+    "key_repeated": lambda n: _cycle("key=", n),
+    "secret_repeated": lambda n: _cycle("secret=", n),
+    "api_key_repeated": lambda n: _cycle("api_key=", n),
+    "long_name_token_repeated": lambda n: _cycle("x" * 40 + "_token=", n),
+    "password_colon_glued": lambda n: _cycle("password:", n),
+    "token_colon_quote_repeated": lambda n: _cycle('token: "', n),
+    "query_token_chain": lambda n: _cycle("?token=", n),
+    "query_key_chain": lambda n: _cycle("&api_key=", n),
+    "password_flag_repeated": lambda n: _cycle("--password ", n),
+    "api_key_flag_glued": lambda n: _cycle(" --api-key=", n),
+    "key_quote_repeated": lambda n: _cycle('"key": "', n),
+    # Values a key keeps (templates), each running into the next key: refused, then read again.
+    "key_template_repeated": lambda n: _cycle("key=<", n),
+    "password_template_repeated": lambda n: _cycle("password:your_", n),
+    "password_is_repeated": lambda n: _cycle("the password is ", n),
+    "passphrase_was_repeated": lambda n: _cycle("passphrase was ", n),
+    "password_word_repeated": lambda n: _cycle("password ", n),
+    # One secret as long as the input after each kind of key (no cap may cut it, none may re-read it).
+    "api_key_long_run": lambda n: "api_key=" + _base64(n - 8).replace("+", "a").replace("/", "b"),
+    "password_colon_long_run": lambda n: "password: " + _base64(n - 10),
+    "password_is_long_run": lambda n: "the password is " + _base64(n - 16),
+    "token_quote_long_run": lambda n: 'token="' + _base64(n - 7),
+    "bearer_long_run": lambda n: "Authorization: Bearer " + _base64(n - 22),
+    "jwt_dot_chain": lambda n: _cycle("eyJhaaaaaaaa.eyJaaaaaaaaa.", n),
 }
 
 # The scrub_properties inputs: name -> mapping of about ``n`` characters.
@@ -293,6 +320,28 @@ def test_scrub_text_is_linear(name: str) -> None:
     why = timing.verdict(SIZES, limit=GROWTH_LIMIT, floor=FLOOR)
     if why:
         pytest.fail(f"scrub_text on {name!r}: {why}", pytrace=False)
+
+
+@pytest.mark.parametrize("name", sorted(ADVERSARIAL))
+def test_scrub_text_costs_a_small_constant_per_byte(name: str) -> None:
+    """Linear is not enough: 'key=' * 65536 grew linearly and still took 1.75 s, ~500x a realistic log
+    of the same size, because every key re-read 1 KB of the value it sits in. Each input at 256 KB is
+    timed beside 256 KB of a pasted log in the same child (best of 3 each): a ratio, not a time, with a
+    generous bound (COST_LIMIT; every input is within a few times the log when each byte is judged
+    O(1) times). A step whose time is under COST_FLOOR is noise and never judged."""
+    size = SIZES[-1]
+    timing = time_scrub(
+        "text", [_log(size), ADVERSARIAL[name](size)], timeout=CHILD_TIMEOUT, stop_early=False
+    )
+    if timing.error or timing.timed_out or len(timing.times) != 2:
+        pytest.fail(f"scrub_text on {name!r}: {timing.error or 'did not finish'}", pytrace=False)
+    log, took = timing.times
+    if took >= COST_FLOOR and took / max(log, COST_FLOOR / COST_LIMIT) > COST_LIMIT:
+        pytest.fail(
+            f"scrub_text on {name!r} at {size // KB} KB took {took * 1000:.1f} ms, {took / log:.0f}x "
+            f"the {log * 1000:.1f} ms of a pasted log of the same size (limit {COST_LIMIT:.0f}x)",
+            pytrace=False,
+        )
 
 
 @pytest.mark.parametrize("name", sorted(PROPERTIES))

@@ -9,9 +9,11 @@ to one is a change to both. The policy (placeholders, properties) is :mod:`memde
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 import re
+from collections import Counter
 from collections.abc import Mapping
 
 # The parser re compiles with: its widths are the byte lengths a bytes pattern can match.
@@ -22,9 +24,7 @@ from typing import Any, NamedTuple
 PLACEHOLDER_PREFIX = "[REDACTED:"
 
 _WS = b" \t\n\x0c\r"  # Rust's u8::is_ascii_whitespace (no vertical tab)
-_MAX_VALUE = 1024
 _MAX_CLAUSE_WORDS = 16
-_MAX_EXTENSION = 64 * 1024
 _MAX_RUN_BEFORE = 32
 _PLACEHOLDER_BYTES = PLACEHOLDER_PREFIX.encode()
 _SCHEMES = (b"bearer", b"basic", b"token", b"digest", b"ssws", b"apikey")
@@ -40,6 +40,8 @@ _NAMED_SETS = {
 
 def _byte_set(spec: str) -> frozenset[int]:
     """catalogue.rs ByteSet::parse."""
+    if spec.startswith("^") and len(spec) > 1:
+        return frozenset(range(256)) - _byte_set(spec[1:])
     text = _NAMED_SETS.get(spec, spec).encode("ascii")
     out: set[int] = set()
     i = 0
@@ -163,7 +165,8 @@ def digits_are_secret(kind: str) -> bool:
 
 
 class _ValuePolicy:
-    """keys.rs ValuePolicy."""
+    """keys.rs ValuePolicy. The ``*_at`` forms judge ``d[s:e]`` without copying it, and read a long value
+    only as far as the judgement needs (a key nested in a long value is judged once per key)."""
 
     def __init__(self, raw: Mapping[str, Any]) -> None:
         self.placeholders = frozenset(raw["placeholders"])
@@ -172,61 +175,100 @@ class _ValuePolicy:
         self.max_kept_digits: int = raw["max_kept_digits"]
         self.template_prefixes: tuple[str, ...] = tuple(raw["template_prefixes"])
         self.prose_stopwords = frozenset(raw["prose_stopwords"])
+        self.longest = max(len(w) for w in (*self.placeholders, *self.prose_stopwords))
+        # A mask's characters as bytes: an ASCII letter in either case (compared lower-cased), any
+        # other character as its UTF-8 sequence.
+        alternatives = []
+        for c in sorted(self.mask_chars):
+            if "a" <= c <= "z":
+                alternatives.append(re.escape(c.encode()) + b"|" + re.escape(c.upper().encode()))
+            elif not "A" <= c <= "Z":
+                alternatives.append(re.escape(c.encode()))
+        self._mask = re.compile(b"(?:" + b"|".join(alternatives or [b"(?!)"]) + b")*")
 
     def is_placeholder(self, value: bytes) -> bool:
-        v = value.strip(_WS)
-        if len(v) >= 2 and v[0] in b"\"'" and v[0] == v[-1]:
-            v = v[1:-1].strip(_WS)
-        if not v:
-            return True
-        lower = _ascii_lower(v)
-        if lower in self.placeholders:
-            return True
-        if len(lower) >= self.mask_min_len and all(c in self.mask_chars for c in lower):
-            return True
-        if lower.startswith(self.template_prefixes):
-            return True
-        return _is_env_reference(v)
+        return self.is_placeholder_at(value, 0, len(value))
 
-    def is_small_number(self, value: bytes) -> bool:
-        v = value.strip(_WS)
-        whole, dot, frac = v.partition(b".")
+    def is_placeholder_at(self, d: bytes, s: int, e: int) -> bool:
+        s, e = _strip(d, s, e)
+        if e - s >= 2 and d[s] in b"\"'" and d[s] == d[e - 1]:
+            s, e = _strip(d, s + 1, e - 1)
+        if s >= e:
+            return True
+        if e - s <= _HEAD and _ascii_lower(d[s:e]) in self.placeholders:
+            return True
+        if _ascii_lower(d[s : min(e, s + _HEAD)]).startswith(self.template_prefixes):
+            return True
+        mask = self._mask.match(d, s, e)
+        if mask is not None and mask.end() == e and len(d[s:e].decode()) >= self.mask_min_len:
+            return True
+        return _is_env_reference(d, s, e)
+
+    def is_small_number_at(self, d: bytes, s: int, e: int) -> bool:
+        s, e = _strip(d, s, e)
+        dot = d.find(b".", s, min(e, s + self.max_kept_digits + 1))
+        if dot < 0:
+            return 0 < e - s <= self.max_kept_digits and d[s:e].isdigit()
         return (
-            0 < len(whole) <= self.max_kept_digits
-            and whole.isdigit()
-            and (not dot or (len(frac) > 0 and frac.isdigit()))
+            0 < dot - s <= self.max_kept_digits
+            and d[s:dot].isdigit()
+            and _DIGITS.fullmatch(d, dot + 1, e) is not None
         )
 
     def looks_generated(self, value: bytes) -> bool:
-        v = value.strip(_WS)
+        return self.looks_generated_at(value, 0, len(value))
+
+    def looks_generated_at(self, d: bytes, s: int, e: int) -> bool:
+        s, e = _strip(d, s, e)
+        if e - s >= 16:
+            return True
+        v = d[s:e]
         digit = any(_isdigit(b) for b in v)
         symbol = any(b in b"!@#$%^&*+/=~|\\?" for b in v)
         inner_upper = any(_isupper(b) for b in v[1:]) and any(_islower(b) for b in v)
-        return len(v) >= 16 or (digit and len(v) >= 4) or symbol or inner_upper
+        return (digit and len(v) >= 4) or symbol or inner_upper
 
     def kept(self, kind: str, value: bytes, quoted: bool) -> bool:
-        if self.is_placeholder(value):
+        return self.kept_at(kind, value, 0, len(value), quoted)
+
+    def kept_at(self, kind: str, d: bytes, s: int, e: int, quoted: bool) -> bool:
+        if self.is_placeholder_at(d, s, e):
             return True
-        if not digits_are_secret(kind) and self.is_small_number(value):
+        if not digits_are_secret(kind) and self.is_small_number_at(d, s, e):
             return True
-        return not quoted and not digits_are_secret(kind) and not self.looks_generated(value)
+        return not quoted and not digits_are_secret(kind) and not self.looks_generated_at(d, s, e)
 
     def is_prose_stopword(self, word: bytes) -> bool:
         w = word.strip(_WS)
         if w and w[-1] in b".,!?:;":
             w = w[:-1]
+        if len(w) > self.longest:
+            return False
         lower = _ascii_lower(w)
         return lower in self.prose_stopwords or lower in self.placeholders
+
+
+_HEAD = 32
+_DIGITS = re.compile(rb"[0-9]+")
+
+
+def _strip(d: bytes, s: int, e: int) -> tuple[int, int]:
+    """``d[s:e].strip(_WS)`` as indices."""
+    while s < e and d[s] in _WS:
+        s += 1
+    while e > s and d[e - 1] in _WS:
+        e -= 1
+    return s, e
 
 
 _IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def _is_env_reference(v: bytes) -> bool:
-    if v.startswith(b"$"):
-        return _IDENT.fullmatch(v, 1) is not None
-    if len(v) >= 2 and v[0] == v[-1] == 0x25:
-        return _IDENT.fullmatch(v, 1, len(v) - 1) is not None
+def _is_env_reference(d: bytes, s: int, e: int) -> bool:
+    if s < e and d[s] == 0x24:
+        return _IDENT.fullmatch(d, s + 1, e) is not None
+    if e - s >= 2 and d[s] == d[e - 1] == 0x25:
+        return _IDENT.fullmatch(d, s + 1, e - 1) is not None
     return False
 
 
@@ -256,54 +298,178 @@ def _ends_word(d: bytes, i: int, query: bool) -> bool:
     return b in _WS or _clause_stop(b) or (query and b in b"&#") or (b == 0x5C and _escape_at(d, i))
 
 
-def _read_value(d: bytes, pos: int, clause: bool, query: bool) -> tuple[int, int, bool] | None:
-    """extend.rs read_value: (start, end, quoted)."""
+# The first byte at or after a position that ends a token, a word, a run of blanks, or an escaped
+# string (extend.rs ends_token, ends_word, the blank gap, the \\" read): position-only tests.
+_ESCAPE = rb"|\\(?=\\{0,2}[nrt\"])"
+_TOKEN_STOP = (
+    re.compile(rb"[ \t\n\x0c\r\"'`,;)\]}>]" + _ESCAPE),
+    re.compile(rb"[ \t\n\x0c\r\"'`,;)\]}>&#]" + _ESCAPE),
+)
+_WORD_STOP = (
+    re.compile(rb"[ \t\n\x0c\r\"'`,;]" + _ESCAPE),
+    re.compile(rb"[ \t\n\x0c\r\"'`,;&#]" + _ESCAPE),
+)
+_NOT_BLANK = re.compile(rb"[^ \t]")
+_BLANK = re.compile(rb"[ \t]")
+_ESCAPED_END = {q: re.compile(rb"\\(?=" + re.escape(bytes([q])) + rb")|\n") for q in b"\"'"}
+_LOOKAHEAD = 4  # the most bytes past a position the stop patterns look at
+
+
+class _Stretch:
+    """extend.rs Stretch: ``from_..to`` holds no stop and ``to`` is one (or the end)."""
+
+    __slots__ = ("from_", "to")
+
+    def __init__(self) -> None:
+        self.from_ = self.to = -1
+
+    def stop(self, d: bytes, p: int, pattern: re.Pattern[bytes]) -> int:
+        if self.from_ <= p <= self.to:
+            return self.to
+        if p < self.from_:
+            m = pattern.search(d, p, min(len(d), self.from_ + _LOOKAHEAD))
+            i = m.start() if m is not None and m.start() < self.from_ else self.to
+        else:
+            m = pattern.search(d, p)
+            i = len(d) if m is None else m.start()
+        self.from_, self.to = p, i
+        return i
+
+
+class _Memo:
+    """extend.rs Memo: what one rule's scan remembers between its reads."""
+
+    def __init__(self) -> None:
+        self.token = (_Stretch(), _Stretch())
+        self.word = (_Stretch(), _Stretch())
+        self.blanks = _Stretch()
+        self.escaped = {q: _Stretch() for q in b"\"'"}
+        self.run = _Stretch()
+        self.trim: tuple[int, int] | None = None
+        self.block: tuple[list[int], int] = ([], 0)
+        self.span: tuple[int, int, list[int]] = (0, 0, [0] * 256)
+
+    def counts(self, d: bytes, start: int, end: int) -> list[int]:
+        """extend.rs Memo::counts."""
+        from_, to, counts = self.span
+        if to == end and start <= end and abs(from_ - start) < end - start:
+            if start > from_:
+                for b in d[from_:start]:
+                    counts[b] -= 1
+            else:
+                for b in d[start:from_]:
+                    counts[b] += 1
+        else:
+            counts = [0] * 256
+            for b, c in Counter(d[start:end]).items():
+                counts[b] = c
+        self.span = (start, end, counts)
+        return counts
+
+
+class _Value(NamedTuple):
+    """extend.rs Value."""
+
+    start: int
+    end: int
+    quoted: bool
+    first_end: int
+    clause: bool
+    query: bool
+    capped: bool = False
+
+
+class _Cover(NamedTuple):
+    """extend.rs Cover."""
+
+    start: int
+    end: int
+    quoted: bool
+    clause: bool
+    query: bool
+
+    def holds(self, value_at: int, unquoted: bool, clause: bool, query: bool) -> bool:
+        return (
+            self.start <= value_at < self.end
+            and unquoted
+            and (not clause or self.clause or self.quoted)
+            and (query or not self.query or self.quoted)
+        )
+
+
+def _opens_quote(d: bytes, pos: int) -> bool:
+    """extend.rs opens_quote."""
+    return pos < len(d) and (d[pos] in b"\"'`" or (d[pos] == 0x5C and d[pos + 1 : pos + 2] in (b'"', b"'")))
+
+
+def _read_value(d: bytes, pos: int, clause: bool, query: bool, memo: _Memo) -> _Value | None:
+    """extend.rs read_value."""
     n = len(d)
     if pos >= n:
         return None
-    limit = min(n, pos + _MAX_VALUE)
     if d[pos] == 0x5C and pos + 1 < n and d[pos + 1] in b"\"'":
         quote = d[pos + 1]
-        start = i = pos + 2
-        while i < limit and not (d[i] == 0x5C and i + 1 < n and d[i + 1] == quote) and d[i] != 0x0A:
-            i += 1
-        return (start, i, True) if i > start else None
+        start = pos + 2
+        end = memo.escaped[quote].stop(d, start, _ESCAPED_END[quote])
+        return _Value(start, end, True, end, clause, query) if end > start else None
     if d[pos] in b"\"'`":
         quote = d[pos]
         start = i = pos + 1
-        while i < limit and d[i] != quote and d[i] != 0x0A:
-            i += 2 if d[i] == 0x5C and i + 1 < limit else 1
-        end = min(i, limit)
-        return (start, end, True) if end > start else None
+        while i < n and d[i] != quote and d[i] != 0x0A:
+            i += 2 if d[i] == 0x5C and i + 1 < n else 1
+        end = min(i, n)
+        return _Value(start, end, True, end, clause, query) if end > start else None
+    capped = False
     if not clause:
-        i = pos
-        while i < limit and not _ends_token(d, i, query):
-            i += 1
-        while i > pos and d[i - 1] in b".:":
-            i -= 1
-        end = i
+        stop = memo.token[query].stop(d, pos, _TOKEN_STOP[query])
+        if memo.trim is not None and memo.trim[0] == stop:
+            floor = memo.trim[1]
+        else:
+            floor = stop
+            while floor > 0 and d[floor - 1] in b".:":
+                floor -= 1
+            memo.trim = (stop, floor)
+        end = first_end = max(floor, pos)
     else:
-        i = end = pos
-        words = 0
-        while i < limit and words < _MAX_CLAUSE_WORDS:
-            word_start = i
-            if words > 0 and d[i] in b"([{<":
-                break
-            while i < limit and not _ends_word(d, i, query):
-                i += 1
-            if i == word_start:
-                break
-            words += 1
-            at_gap = i >= limit or d[i] in b" \t"
-            if d[i - 1] in b".!?" and (i >= n or d[i] in _WS):
-                end = i - 1 if d[i - 1] == 0x2E else i
-                break
-            end = i
-            if not at_gap:
-                break
-            while i < limit and d[i] in b" \t":
-                i += 1
-    return (pos, end, False) if end > pos else None
+        end, first, capped = _clause(d, pos, query, memo, _MAX_CLAUSE_WORDS)
+        first_end = min(end if first is None else first, end)
+    return _Value(pos, end, False, first_end, clause, query, capped) if end > pos else None
+
+
+def _clause(d: bytes, pos: int, query: bool, memo: _Memo, max_words: int) -> tuple[int, int | None, bool]:
+    """extend.rs clause."""
+    n = len(d)
+    i = end = pos
+    first: int | None = None
+    words = 0
+    while i < n:
+        if words == max_words:
+            return end, first, True
+        word_start = i
+        if words > 0 and d[i] in b"([{<":
+            break
+        i = memo.word[query].stop(d, i, _WORD_STOP[query])
+        if i == word_start:
+            break
+        words += 1
+        if first is None:
+            first = i
+        at_gap = i >= n or d[i] in b" \t"
+        if d[i - 1] in b".!?" and (i >= n or d[i] in _WS):
+            end = i - 1 if d[i - 1] == 0x2E else i
+            break
+        end = i
+        if not at_gap:
+            break
+        i = memo.blanks.stop(d, i, _NOT_BLANK)
+    return end, first, False
+
+
+def _whole_clause(d: bytes, value: _Value, memo: _Memo) -> _Value:
+    """extend.rs whole_clause."""
+    if not value.capped:
+        return value
+    return value._replace(end=_clause(d, value.start, value.query, memo, 1 << 62)[0], capped=False)
 
 
 def _key_byte(b: int) -> bool:
@@ -371,13 +537,17 @@ def _skip_escape(d: bytes, start: int, end: int) -> int:
 
 
 def _assignment(
-    d: bytes, key: tuple[int, int], me: int, flag: bool, keys: _KeyPolicy, values: _ValuePolicy
-) -> tuple[int, int, str] | None:
+    d: bytes,
+    key: tuple[int, int],
+    me: int,
+    flag: bool,
+    policy: tuple[_KeyPolicy, _ValuePolicy],
+    memo: _Memo,
+    cover: _Cover | None,
+) -> tuple[_Value, str] | None:
     """extend.rs assignment."""
+    keys, values = policy
     if (not flag and key[0] > 0 and _key_byte(byte_before(d, key[0]))) or _in_placeholder(d, key[0]):
-        return None
-    kind = keys.classify(d[_key_phrase_start(d, key[0]) : key[1]])
-    if kind is None:
         return None
     value_at = me
     colon = False
@@ -394,12 +564,25 @@ def _assignment(
             blanks += 1
         value_at += blanks
     query = key[0] > 0 and d[key[0] - 1] in b"?&"
-    clause = kind == "PASSWORD" and colon and d[key[0]] != 0x2D
-    value = _read_value(d, value_at, clause, query)
+    may_be_clause = colon and d[key[0]] != 0x2D
+    unquoted = not _opens_quote(d, value_at)
+    if (
+        cover is not None
+        and cover.holds(value_at, unquoted, False, query)
+        and (not may_be_clause or cover.holds(value_at, unquoted, True, query))
+    ):
+        return None
+    kind = keys.classify(d[_key_phrase_start(d, key[0]) : key[1]])
+    if kind is None:
+        return None
+    clause = kind == "PASSWORD" and may_be_clause
+    if cover is not None and cover.holds(value_at, unquoted, clause, query):
+        return None
+    value = _read_value(d, value_at, clause, query, memo)
     if value is None:
         return None
-    start, end, quoted = value
-    if quoted:
+    start, end = value.start, value.end
+    if value.quoted:
         text = d[start:end]
         for scheme in _SCHEMES:
             if len(text) > len(scheme) and text[: len(scheme)].lower() == scheme:
@@ -408,16 +591,14 @@ def _assignment(
                 if gap > 0 and len(scheme) + gap < len(text):
                     start += len(scheme) + gap
                 break
-    text = d[start:end]
-    if flag and text.startswith(b"-"):
+        value = value._replace(start=start)
+    if flag and d[start : start + 1] == b"-":
         return None
-    if values.kept(kind, text, quoted or query):
+    if values.kept_at(kind, d, start, end, value.quoted or query):
         return None
-    if clause and not quoted:
-        first = re.split(rb"[ \t]", text, maxsplit=1)[0]
-        if values.is_placeholder(first):
-            return None
-    return start, end, kind
+    if clause and not value.quoted and values.is_placeholder_at(d, start, value.first_end):
+        return None
+    return _whole_clause(d, value, memo), kind
 
 
 def _prose_key(d: bytes, ms: int) -> tuple[int, int]:
@@ -430,17 +611,35 @@ def _prose_key(d: bytes, ms: int) -> tuple[int, int]:
     return start, end
 
 
-def _looks_like_token(v: bytes) -> bool:
+def _looks_like_token(d: bytes, s: int, e: int) -> bool:
     """extend.rs looks_like_token."""
-    letter = any(_isupper(b) or _islower(b) for b in v)
-    digit = any(_isdigit(b) for b in v)
-    return len(v) >= 20 or (len(v) >= 12 and letter and digit)
+    if e - s >= 20:
+        return True
+    v = d[s:e]
+    return len(v) >= 12 and any(_isupper(b) or _islower(b) for b in v) and any(_isdigit(b) for b in v)
+
+
+def _word_at(d: bytes, start: int, end: int, cap: int) -> bytes | None:
+    """extend.rs word_at, over ``d[start:end]``."""
+    while start < end and d[start] in b" \t":
+        start += 1
+    if start >= end:
+        return None
+    stop = min(end, start + cap)
+    m = _BLANK.search(d, start, stop)
+    return d[start : stop if m is None else m.start()]
 
 
 def _prose(
-    d: bytes, ms: int, value_at: int, keys: _KeyPolicy, values: _ValuePolicy
-) -> tuple[int, int, str] | None:
+    d: bytes,
+    ms: int,
+    value_at: int,
+    policy: tuple[_KeyPolicy, _ValuePolicy],
+    memo: _Memo,
+    cover: _Cover | None,
+) -> tuple[_Value, str] | None:
     """extend.rs prose."""
+    keys, values = policy
     key = _prose_key(d, ms)
     before = byte_before(d, key[0]) if key[0] > 0 else 0x20
     if (key[0] > 0 and (_isalnum(before) or before == 0x5F)) or _in_placeholder(d, key[0]):
@@ -448,19 +647,29 @@ def _prose(
     kind = keys.classify(d[key[0] : key[1]])
     if kind is None:
         return None
-    value = _read_value(d, value_at, d[key[0] : key[1]].lower().startswith(b"passphrase"), False)
+    clause = d[key[0] : key[1]].lower().startswith(b"passphrase")
+    if cover is not None and cover.holds(value_at, not _opens_quote(d, value_at), clause, False):
+        return None
+    value = _read_value(d, value_at, clause, False, memo)
     if value is None:
         return None
-    start, end, _quoted = value
-    text = d[start:end]
-    words = [w for w in re.split(rb"[ \t]", text) if w]
-    first = words[0] if words else b""
-    describes = values.is_prose_stopword(first) and (len(words) < 2 or values.is_prose_stopword(words[1]))
-    if describes or values.kept(kind, text, True):
+    start, end = value.start, value.end
+    if value.quoted:
+        words = [w for w in re.split(rb"[ \t]", d[start:end]) if w]
+        first = words[0] if words else b""
+        describes = values.is_prose_stopword(first) and (len(words) < 2 or values.is_prose_stopword(words[1]))
+    else:
+        cap = values.longest + 2
+        second = None
+        describes = values.is_prose_stopword(d[start : min(value.first_end, start + cap)])
+        if describes:
+            second = _word_at(d, value.first_end, end, cap)
+            describes = second is None or values.is_prose_stopword(second)
+    if describes or values.kept_at(kind, d, start, end, True):
         return None
-    if not digits_are_secret(kind) and not _looks_like_token(text):
+    if not digits_are_secret(kind) and not _looks_like_token(d, start, end):
         return None
-    return start, end, kind
+    return _whole_clause(d, value, memo), kind
 
 
 def _skip_separators(d: bytes, p: int) -> int:
@@ -514,19 +723,26 @@ def _header_line(d: bytes, p: int) -> tuple[int, bool] | None:
 _B64_RUN = re.compile(rb"[A-Za-z0-9+/=]*")
 
 
-def _key_block(d: bytes, start: int, body_at: int, putty: bool) -> int:
+def _key_block(d: bytes, body_at: int, putty: bool, memo: _Memo) -> int:
     """extend.rs key_block."""
-    limit = min(len(d), start + _MAX_EXTENSION)
+    limit = len(d)
     last = body_at
     headers_allowed = True
+    passed: list[int] = []
     while True:
+        if not headers_allowed and not putty:
+            at = bisect.bisect_left(memo.block[0], last)
+            if at < len(memo.block[0]) and memo.block[0][at] == last:
+                last = memo.block[1]
+                break
+            passed.append(last)
         p = _skip_separators(d, last)
         if p >= limit:
             break
         end = _end_marker(d, p)
         if end is not None:
             if not putty:
-                last = min(end, limit)
+                last = end
             break
         if headers_allowed:
             header = _header_line(d, p)
@@ -535,7 +751,7 @@ def _key_block(d: bytes, start: int, body_at: int, putty: bool) -> int:
                 if mac:
                     break
                 continue
-        run = min(_B64_RUN.match(d, p).end() - p, limit - p)  # type: ignore[union-attr]
+        run = _B64_RUN.match(d, p).end() - p  # type: ignore[union-attr]
         if run == 0:
             break
         padded = d[p] == 0x3D or d[p + run - 1] == 0x3D
@@ -545,20 +761,24 @@ def _key_block(d: bytes, start: int, body_at: int, putty: bool) -> int:
             break
         last = p + run
         headers_allowed = putty
+    if passed:
+        memo.block = (passed, last)
     return last
 
 
-def _extend_run(d: bytes, end: int, run: frozenset[int], inner: frozenset[int]) -> int:
-    limit = min(len(d), end + _MAX_EXTENSION)
-    i = end
-    while i < limit:
-        if d[i] in run:
-            i += 1
-        elif d[i] in inner and i + 1 < limit and d[i + 1] in run and i > 0 and d[i - 1] in run:
-            i += 1
-        else:
-            break
-    return i
+def _run_pattern(run: frozenset[int], inner: frozenset[int]) -> re.Pattern[bytes]:
+    """The first byte at or after a position that does not continue a run (extend.rs extend_run)."""
+    r, i = _byte_class(run), _byte_class(inner)
+    return re.compile(rb"(?:(?!" + r + rb")(?!(?<=" + r + rb")" + i + rb"(?=" + r + rb"))[\x00-\xff])")
+
+
+def _byte_class(bytes_: frozenset[int]) -> bytes:
+    return b"[" + b"".join(re.escape(bytes([b])) for b in sorted(bytes_)) + b"]" if bytes_ else b"(?!)"
+
+
+def _extend_run(d: bytes, end: int, stops: re.Pattern[bytes], memo: _Memo) -> int:
+    """extend.rs extend_run."""
+    return memo.run.stop(d, end, stops)
 
 
 _HEX = frozenset(b"0123456789abcdefABCDEF")
@@ -642,12 +862,17 @@ def random_body(secret: bytes) -> bool:
 
 def _entropy(data: bytes) -> float:
     """scan.rs entropy: the same operations in the same order, so the same float."""
-    if not data:
-        return 0.0
     counts = [0] * 256
     for b in data:
         counts[b] += 1
-    n = float(len(data))
+    return _entropy_of(counts, len(data))
+
+
+def _entropy_of(counts: list[int], length: int) -> float:
+    """scan.rs entropy_of."""
+    if not length:
+        return 0.0
+    n = float(length)
     total = 0.0
     for c in counts:
         if c > 0:
@@ -669,8 +894,9 @@ class _PyRule(NamedTuple):
     placeholder: bool
     generated: bool
     mixed: bool
-    run: tuple[frozenset[int], frozenset[int]] | None
+    run: re.Pattern[bytes] | None
     run_before: frozenset[int] | None
+    tail: tuple[frozenset[int], ...]
     extend: str | None
     near: tuple[re.Pattern[bytes], int, int] | None
     line_context: tuple[bytes, ...]
@@ -695,7 +921,11 @@ def _compile(rule: Mapping[str, Any]) -> _PyRule:
     pattern = rule["pattern"].encode("ascii")
     regex = re.compile(_KEY_START + pattern if rule.get("extend") == "assignment" else pattern)
     secret_groups = tuple(sorted(i for name, i in regex.groupindex.items() if name.startswith("secret")))
-    run = (_byte_set(rule["run"]), _byte_set(rule.get("run_inner", "none"))) if "run" in rule else None
+    run = (
+        _run_pattern(_byte_set(rule["run"]), _byte_set(rule.get("run_inner", "none")))
+        if "run" in rule
+        else None
+    )
     near = None
     if "near" in rule:
         near_re = re.compile(rule["near"].encode("ascii"))
@@ -715,6 +945,7 @@ def _compile(rule: Mapping[str, Any]) -> _PyRule:
         mixed=rule.get("mixed", False),
         run=run,
         run_before=_byte_set(rule["run_before"]) if "run_before" in rule else None,
+        tail=tuple(_byte_set(t) for t in rule.get("tail", [])),
         extend=rule.get("extend"),
         near=near,
         line_context=tuple(w.encode("ascii") for w in rule.get("line_context", [])),
@@ -725,20 +956,38 @@ def _compile(rule: Mapping[str, Any]) -> _PyRule:
 
 
 _LINE_CONTEXT = 512
+_PLACEHOLDER_RE = re.compile(re.escape(_PLACEHOLDER_BYTES))
 
 
-def _inside_placeholder(d: bytes, at: int) -> bool:
+def _inside_placeholder(d: bytes, at: int, placeholders: list[int]) -> bool:
     """scan.rs inside_placeholder."""
-    i = d.find(
-        _PLACEHOLDER_BYTES,
-        max(0, at - len(_PLACEHOLDER_BYTES) - 48),
-        min(len(d), at + len(_PLACEHOLDER_BYTES)),
-    )
-    while 0 <= i < at:
-        if b"]" not in d[i + 1 : at]:
+    i = bisect.bisect_left(placeholders, max(0, at - len(_PLACEHOLDER_BYTES) - 48))
+    while i < len(placeholders) and placeholders[i] < at:
+        if b"]" not in d[placeholders[i] + 1 : at]:
             return True
-        i = d.find(_PLACEHOLDER_BYTES, i + 1, min(len(d), at + len(_PLACEHOLDER_BYTES)))
+        i += 1
     return False
+
+
+def _tail(rule: _PyRule, d: bytes, start: int, end: int, group: int, placeholders: list[int]) -> int:
+    """scan.rs tail."""
+    if not rule.tail:
+        return end
+    tail = rule.tail[min(group, len(rule.tail) - 1)]
+    begin = end
+    while end < len(d) and d[end] in tail:
+        end += 1
+    i = bisect.bisect_left(placeholders, max(begin, start))
+    return placeholders[i] if i < len(placeholders) and placeholders[i] < end else end
+
+
+def _one_word(d: bytes, value: _Value, start: int, end: int) -> _Cover | None:
+    """scan.rs one_word."""
+    if value.quoted:
+        words = b" " not in d[start:end] and b"\t" not in d[start:end] and d[end : end + 2] != b"\\'"
+    else:
+        words = end <= value.first_end
+    return _Cover(start, end, value.quoted, value.clause, value.query) if words else None
 
 
 def _on_line_after(d: bytes, at: int, words: tuple[bytes, ...]) -> bool:
@@ -789,62 +1038,98 @@ class PyDetector:
 
     def scan(self, data: bytes, pii: bool) -> list[tuple[int, int, int, str]]:
         lowered = data.lower()
+        placeholders = [m.start() for m in _PLACEHOLDER_RE.finditer(data)]
         found: list[tuple[int, int, int, str]] = []
         for index, rule in enumerate(self.rules):
             if rule.pii and not pii:
                 continue
             if rule.keywords and not any(k in lowered for k in rule.keywords):
                 continue
-            self._scan_rule(index, rule, data, found)
+            self._scan_rule(index, rule, data, placeholders, found)
         return _merge(found)
 
-    def _scan_rule(self, index: int, rule: _PyRule, d: bytes, out: list[tuple[int, int, int, str]]) -> None:
+    def _scan_rule(
+        self,
+        index: int,
+        rule: _PyRule,
+        d: bytes,
+        placeholders: list[int],
+        out: list[tuple[int, int, int, str]],
+    ) -> None:
         """scan.rs scan_rule."""
+        memo = _Memo()
+        cover: _Cover | None = None
         at = 0
         while at <= len(d):
             m = rule.regex.search(d, at)
             if m is None:
                 break
             ms, me = m.span()
-            secret = next(((m.start(g), m.end(g)) for g in rule.secret_groups if m.start(g) >= 0), (ms, me))
-            verdict = self._judge(rule, d, ms, me, secret)
+            secret, group = next(
+                (((m.start(g), m.end(g)), k) for k, g in enumerate(rule.secret_groups) if m.start(g) >= 0),
+                ((ms, me), 0),
+            )
+            ctx = (placeholders, memo, cover)
+            verdict = self._judge(rule, d, ms, me, secret, group, ctx)
             if verdict is not None:
-                start, end, kind = verdict
+                start, end, kind, value = verdict
                 out.append((start, end, index, kind or rule.kind or "SECRET"))
-                one_word = b" " not in d[start:end] and b"\t" not in d[start:end]
-                key_rule = rule.extend in ("assignment", "flag", "prose")
-                at = start if key_rule and one_word else max(end, me)
+                new_cover = None if value is None else _one_word(d, value, start, end)
+                if new_cover is not None:
+                    cover = new_cover
+                    at = start
+                else:
+                    at = max(end, me)
             else:
                 at = secret[0] if secret[0] > ms else me
             at = max(at, ms + 1)
 
     def _judge(
-        self, rule: _PyRule, d: bytes, ms: int, me: int, secret: tuple[int, int]
-    ) -> tuple[int, int, str | None] | None:
+        self,
+        rule: _PyRule,
+        d: bytes,
+        ms: int,
+        me: int,
+        secret: tuple[int, int],
+        group: int,
+        ctx: tuple[list[int], _Memo, _Cover | None],
+    ) -> tuple[int, int, str | None, _Value | None] | None:
         """scan.rs judge."""
-        if _inside_placeholder(d, ms):
+        placeholders, memo, cover = ctx
+        if _inside_placeholder(d, ms, placeholders):
             return None
         if rule.line_context and not _on_line_after(d, ms, rule.line_context):
             return None
         start, end = secret
         kind = None
+        value = None
+        policy = (self.keys, self.values)
         if rule.extend in ("assignment", "flag"):
-            found = _assignment(d, _key_span(d, ms), me, rule.extend == "flag", self.keys, self.values)
+            found = _assignment(d, _key_span(d, ms), me, rule.extend == "flag", policy, memo, cover)
             if found is None:
                 return None
-            start, end, kind = found
+            value, kind = found
+            start, end = value.start, value.end
         elif rule.extend == "prose":
-            found = _prose(d, ms, me, self.keys, self.values)
+            found = _prose(d, ms, me, policy, memo, cover)
             if found is None:
                 return None
-            start, end, kind = found
+            value, kind = found
+            start, end = value.start, value.end
         elif rule.extend == "pem_block":
-            end = _key_block(d, start, me if d.startswith(b"-----BEGIN", ms) else start, False)
+            body_at = me if d.startswith(b"-----BEGIN", ms) else start
+            if (start > 0 and byte_before(d, start) in rule.before) or _inside_placeholder(
+                d, start, placeholders
+            ):
+                return None
+            end = _key_block(d, body_at, False, memo)
         elif rule.extend == "putty_block":
-            end = _key_block(d, start, start, True)
+            end = _key_block(d, start, True, memo)
         if rule.near is None:
-            span = self._check(rule, d, start, end)
-            return None if span is None else (*span, kind)
+            span = self._check(rule, d, start, end, placeholders, memo)
+            return (
+                None if span is None else (span[0], _tail(rule, d, *span, group, placeholders), kind, value)
+            )
         near, within, width = rule.near
         limit = min(len(d), me + within + width)
         pos = me
@@ -852,49 +1137,56 @@ class PyDetector:
             gap = d[me : m.start()]
             if m.start() > me + within or b"\n" in gap or b"\r" in gap or _PLACEHOLDER_BYTES in gap:
                 break
-            span = self._check(rule, d, m.start(), m.end())
+            span = self._check(rule, d, m.start(), m.end(), placeholders, memo)
             if span is not None:
-                return (*span, kind)
+                return (span[0], _tail(rule, d, *span, 0, placeholders), kind, value)
             pos = max(m.end(), m.start() + 1)
         return None
 
-    def _check(self, rule: _PyRule, d: bytes, start: int, end: int) -> tuple[int, int] | None:
+    def _check(
+        self, rule: _PyRule, d: bytes, start: int, end: int, placeholders: list[int], memo: _Memo
+    ) -> tuple[int, int] | None:
         """scan.rs check."""
         if rule.run is not None:
-            end = _extend_run(d, end, *rule.run)
+            end = _extend_run(d, end, rule.run, memo)
         if rule.run_before is not None:
             floor = max(0, start - _MAX_RUN_BEFORE)
             while start > floor and d[start - 1] in rule.run_before:
                 start -= 1
-        at = d.find(_PLACEHOLDER_BYTES, start, max(start, end))
-        if at >= 0:
-            end = at
-        if _inside_placeholder(d, start):
+        i = bisect.bisect_left(placeholders, start)
+        if i < len(placeholders) and placeholders[i] + len(_PLACEHOLDER_BYTES) <= end:
+            end = placeholders[i]
+        if _inside_placeholder(d, start, placeholders):
             return None
         if end <= start:
             return None
         if (start > 0 and byte_before(d, start) in rule.before) or (end < len(d) and d[end] in rule.boundary):
             return None
-        value = d[start:end]
-        if rule.digits and not any(_isdigit(b) for b in value):
+        counts = memo.counts(d, start, end) if rule.digits or rule.mixed or rule.entropy is not None else None
+
+        def has(lo: int, hi: int) -> bool:
+            return counts is not None and any(counts[lo : hi + 1])
+
+        if rule.digits and not has(0x30, 0x39):
             return None
-        if rule.check == "random_body" and not random_body(value):
+        if rule.check == "random_body" and not random_body(d[start:end]):
             return None
-        if rule.entropy is not None and _entropy(value) < rule.entropy:
-            return None
-        if rule.placeholder and self.values.is_placeholder(value):
-            return None
-        if rule.generated and not self.values.looks_generated(value):
-            return None
-        if rule.mixed and not (
-            any(_isupper(b) for b in value)
-            and any(_islower(b) for b in value)
-            and any(_isdigit(b) for b in value)
+        if (
+            rule.entropy is not None
+            and counts is not None
+            and _entropy_of(counts, end - start) < rule.entropy
         ):
             return None
-        if _has_public_prefix(value, rule.public_prefixes):
+        if rule.placeholder and self.values.is_placeholder_at(d, start, end):
+            return None
+        if rule.generated and not self.values.looks_generated_at(d, start, end):
+            return None
+        if rule.mixed and not (has(0x41, 0x5A) and has(0x61, 0x7A) and has(0x30, 0x39)):
+            return None
+        if _has_public_prefix(d[start : min(end, start + 64)], rule.public_prefixes):
             return None
         if rule.check == "url_password":
+            value = d[start:end]
             digits = len(value) - len(value.lstrip(b"0123456789"))
             if 1 <= digits <= 5 and value[digits : digits + 1] == b"/":
                 return None

@@ -20,8 +20,6 @@ pub const MAX_REPEAT: u32 = 1024;
 pub const MAX_WIDTH: usize = 2048;
 /// How far back on its line a rule's `line_context` word may be.
 pub const LINE_CONTEXT: usize = 512;
-/// The longest stretch a `run` extension or a key block may cover past its match.
-pub const MAX_EXTENSION: usize = 64 * 1024;
 /// The longest stretch a `run_before` extension may cover before its match.
 pub const MAX_RUN_BEFORE: usize = 32;
 
@@ -57,6 +55,8 @@ struct RawRule {
     run: Option<String>,
     run_inner: Option<String>,
     run_before: Option<String>,
+    #[serde(default)]
+    tail: Vec<String>,
     extend: Option<String>,
     near: Option<String>,
     near_within: Option<usize>,
@@ -103,12 +103,17 @@ pub(crate) struct RawValues {
 }
 
 /// A set of bytes, from a spec such as `A-Za-z0-9_-` (ranges and single bytes; a `-` at either end is
-/// literal) or one of the named sets.
+/// literal) or one of the named sets; `^` before a spec is every byte not in it (`^ \t"'`: what
+/// `[^ \t"']` matches, bytes past ASCII too).
 #[derive(Clone)]
 pub struct ByteSet([bool; 256]);
 
 impl ByteSet {
     pub fn parse(spec: &str) -> Result<ByteSet, String> {
+        if let Some(rest) = spec.strip_prefix('^').filter(|r| !r.is_empty()) {
+            let ByteSet(inner) = ByteSet::parse(rest)?;
+            return Ok(ByteSet(inner.map(|b| !b)));
+        }
         let mut set = [false; 256];
         let named = match spec {
             "none" => Some(""),
@@ -205,6 +210,10 @@ pub struct Rule {
     /// Extend the secret's start back over these bytes (at most [`MAX_RUN_BEFORE`]): a vendor prefix
     /// before a separator the pattern starts at.
     pub run_before: Option<ByteSet>,
+    /// Extend an accepted secret's end over these bytes, one set per secret group (the last serves the
+    /// groups after it): the bytes of the bounded repetition the secret ends with, so the bound never
+    /// cuts a secret (`scan.rs tail`).
+    pub tail: Vec<ByteSet>,
     pub extend: Extend,
     pub near: Option<Near>,
     /// Words one of which must come before the match on its line (within [`LINE_CONTEXT`] bytes).
@@ -383,6 +392,11 @@ fn compile_rule(raw: RawRule) -> Result<Rule, String> {
         mixed: raw.mixed,
         run,
         run_before: raw.run_before.as_deref().map(ByteSet::parse).transpose()?,
+        tail: raw
+            .tail
+            .iter()
+            .map(|t| ByteSet::parse(t))
+            .collect::<Result<_, _>>()?,
         extend,
         near,
         line_context: raw.line_context,

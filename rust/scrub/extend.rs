@@ -1,15 +1,100 @@
 //! Code that finds a secret's extent from a rule's match: a value after a credential-named key, a
-//! private key block's body, a token's long tail. Every loop here moves forward and stops within a
-//! fixed distance ([`MAX_VALUE`], [`MAX_EXTENSION`]), so an extension costs at most that many bytes.
+//! private key block's body, a token's long tail.
+//!
+//! No cap cuts a secret: a token is read to its true end (a run of bytes that are not stop bytes), a
+//! quoted value to its closing quote or line end, a clause's words to their ends, a key block and a
+//! token's tail to where the key material ends. Reading stays linear because every read that could be
+//! repeated (a key nested in the value of the key before it: `'key=' * n`) goes through a [`Memo`]: a
+//! stop found by a position-only test (the first byte at or after `p` that ends a token, a word, a
+//! run) is remembered as a stretch, and a later read that starts inside the stretch jumps to its end.
+//! So each byte is examined O(1) times per rule, however many keys start inside one value.
 
-use super::catalogue::{ByteSet, MAX_EXTENSION};
+use super::catalogue::ByteSet;
 use super::keys::{KeyClass, KeyPolicy, ValuePolicy};
 use super::scan::PLACEHOLDER;
 
-/// The longest value read after a key.
-pub const MAX_VALUE: usize = 1024;
 /// The most words a passphrase runs to.
 pub const MAX_CLAUSE_WORDS: usize = 16;
+
+/// A stretch `from..to` of the text where a position-only test does not hold, and `to` where it does
+/// (or the end of the text): a read from any position in `from..=to` stops at `to`.
+#[derive(Clone, Copy, Default, Debug)]
+struct Stretch {
+    from: usize,
+    to: usize,
+    known: bool,
+}
+
+impl Stretch {
+    /// The first position at or after `p` where `stops` holds (or `len`), remembering the stretch read.
+    #[inline]
+    fn stop(&mut self, len: usize, p: usize, stops: impl Fn(usize) -> bool) -> usize {
+        if self.known && self.from <= p && p <= self.to {
+            return self.to;
+        }
+        let mut i = p;
+        while i < len {
+            if self.known && i == self.from {
+                i = self.to;
+                break;
+            }
+            if stops(i) {
+                break;
+            }
+            i += 1;
+        }
+        *self = Stretch {
+            from: p,
+            to: i,
+            known: true,
+        };
+        i
+    }
+}
+
+/// What one rule's scan remembers between its reads (see the module's note): stretches of tokens,
+/// words, blanks and runs, the trailing `.`/`:` of a token's stop, and a key block's path.
+#[derive(Default)]
+pub struct Memo {
+    token: [Stretch; 2],
+    word: [Stretch; 2],
+    blanks: Stretch,
+    escaped: [Stretch; 2],
+    run: Stretch,
+    /// A token's raw stop and where the `.`/`:` bytes before it start.
+    trim: Option<(usize, usize)>,
+    /// The line ends a key block's read passed (sorted), and where that block ended.
+    block: (Vec<usize>, usize),
+    /// Byte counts of `span.0..span.1` (a long secret's digits, cases and entropy).
+    span: (usize, usize, Option<Box<[usize; 256]>>),
+}
+
+impl Memo {
+    /// The byte counts of `hay[start..end]`. Candidates inside one long run share its end: the counts
+    /// move from the last span's start to this one's instead of counting the run again.
+    pub fn counts(&mut self, hay: &[u8], start: usize, end: usize) -> &[usize; 256] {
+        let (from, to, counts) = &mut self.span;
+        let counts = counts.get_or_insert_with(|| Box::new([0; 256]));
+        if *to == end && start <= end && from.abs_diff(start) < end - start {
+            if start > *from {
+                hay[*from..start]
+                    .iter()
+                    .for_each(|&b| counts[b as usize] -= 1);
+            } else {
+                hay[start..*from]
+                    .iter()
+                    .for_each(|&b| counts[b as usize] += 1);
+            }
+        } else {
+            counts.fill(0);
+            hay[start..end]
+                .iter()
+                .for_each(|&b| counts[b as usize] += 1);
+        }
+        (*from, *to) = (start, end);
+        counts
+    }
+}
 
 /// How a value after a key is read.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -20,12 +105,41 @@ pub enum ValueMode {
     Clause,
 }
 
-/// A value's extent.
+/// A value's extent, and how it was read.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Value {
     pub start: usize,
     pub end: usize,
     pub quoted: bool,
+    /// The end of its first word (unquoted values: no blank before it).
+    pub first_end: usize,
+    pub mode: ValueMode,
+    pub query: bool,
+    /// A clause that stopped at [`MAX_CLAUSE_WORDS`] with more words to read.
+    pub capped: bool,
+}
+
+/// The value a key rule accepted last, one word long: a key nested in it whose value starts inside it
+/// and is read unquoted, as a token (or as a clause inside a clause), with `&` `#` ending it if they
+/// ended this one, stops at or before this value's end, so it adds nothing to the union of findings
+/// (the merge names the union by its first member of the earliest rule): it is not read again.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Cover {
+    pub start: usize,
+    pub end: usize,
+    pub quoted: bool,
+    pub mode: ValueMode,
+    pub query: bool,
+}
+
+impl Cover {
+    fn holds(&self, value_at: usize, unquoted: bool, mode: ValueMode, query: bool) -> bool {
+        self.start <= value_at
+            && value_at < self.end
+            && unquoted
+            && (mode == ValueMode::Token || self.mode == ValueMode::Clause || self.quoted)
+            && (query || !self.query || self.quoted)
+    }
 }
 
 /// A backslash escape of a newline, carriage return, tab or quote (`\n`, `\\n`, `\"`): the end of a value
@@ -61,102 +175,150 @@ fn ends_word(hay: &[u8], i: usize, query: bool) -> bool {
         || (b == b'\\' && escape_at(hay, i))
 }
 
-/// Read the value that starts at `pos`: a quoted string (its inside), else a token or a clause.
-/// `query`: the key is a URL query parameter, so `&` and `#` end the value too.
-pub fn read_value(hay: &[u8], pos: usize, mode: ValueMode, query: bool) -> Option<Value> {
-    if pos >= hay.len() {
+/// Whether the value at `pos` opens with a quote (or an escaped quote): read as a string.
+pub fn opens_quote(hay: &[u8], pos: usize) -> bool {
+    matches!(hay.get(pos), Some(b'"' | b'\'' | b'`'))
+        || (hay.get(pos) == Some(&b'\\') && matches!(hay.get(pos + 1), Some(b'"' | b'\'')))
+}
+
+/// Read the value that starts at `pos`: a quoted string (its inside), else a token or a clause, each
+/// to its true end. `query`: the key is a URL query parameter, so `&` and `#` end the value too.
+pub fn read_value(
+    hay: &[u8],
+    pos: usize,
+    mode: ValueMode,
+    query: bool,
+    memo: &mut Memo,
+) -> Option<Value> {
+    let len = hay.len();
+    if pos >= len {
         return None;
     }
-    let limit = hay.len().min(pos + MAX_VALUE);
-    // An escaped quote opens a string inside a JSON string: \"value\".
-    if hay[pos] == b'\\' && pos + 1 < hay.len() && matches!(hay[pos + 1], b'"' | b'\'') {
-        let quote = hay[pos + 1];
-        let start = pos + 2;
-        let mut i = start;
-        while i < limit
-            && !(hay[i] == b'\\' && i + 1 < hay.len() && hay[i + 1] == quote)
-            && hay[i] != b'\n'
-        {
-            i += 1;
-        }
-        return (i > start).then_some(Value {
-            start,
-            end: i,
-            quoted: true,
-        });
-    }
-    if matches!(hay[pos], b'"' | b'\'' | b'`') {
-        let quote = hay[pos];
-        let start = pos + 1;
-        let mut i = start;
-        while i < limit && hay[i] != quote && hay[i] != b'\n' {
-            i += if hay[i] == b'\\' && i + 1 < limit {
-                2
-            } else {
-                1
-            };
-        }
-        let end = i.min(limit);
-        return (end > start).then_some(Value {
+    let quoted = |start: usize, end: usize| {
+        (end > start).then_some(Value {
             start,
             end,
             quoted: true,
+            first_end: end,
+            mode,
+            query,
+            capped: false,
+        })
+    };
+    // An escaped quote opens a string inside a JSON string: \"value\".
+    if hay[pos] == b'\\' && pos + 1 < len && matches!(hay[pos + 1], b'"' | b'\'') {
+        let quote = hay[pos + 1];
+        let start = pos + 2;
+        let slot = usize::from(quote == b'"');
+        let end = memo.escaped[slot].stop(len, start, |i| {
+            (hay[i] == b'\\' && i + 1 < len && hay[i + 1] == quote) || hay[i] == b'\n'
         });
+        return quoted(start, end);
     }
-    let end = match mode {
+    if matches!(hay[pos], b'"' | b'\'' | b'`') {
+        // Reads of one quote's strings never overlap (a string ends at the next quote of its kind
+        // that is not escaped), so this costs each byte once per kind of quote.
+        let quote = hay[pos];
+        let start = pos + 1;
+        let mut i = start;
+        while i < len && hay[i] != quote && hay[i] != b'\n' {
+            i += if hay[i] == b'\\' && i + 1 < len { 2 } else { 1 };
+        }
+        return quoted(start, i.min(len));
+    }
+    let q = usize::from(query);
+    let mut capped = false;
+    let (end, first_end) = match mode {
         ValueMode::Token => {
-            let mut i = pos;
-            while i < limit && !ends_token(hay, i, query) {
-                i += 1;
-            }
+            let stop = memo.token[q].stop(len, pos, |i| ends_token(hay, i, query));
             // A sentence's full stop or colon is not part of the token.
-            while i > pos && matches!(hay[i - 1], b'.' | b':') {
-                i -= 1;
-            }
-            i
+            let floor = match memo.trim {
+                Some((s, floor)) if s == stop => floor,
+                _ => {
+                    let mut i = stop;
+                    while i > 0 && matches!(hay[i - 1], b'.' | b':') {
+                        i -= 1;
+                    }
+                    memo.trim = Some((stop, i));
+                    i
+                }
+            };
+            let end = floor.max(pos);
+            (end, end)
         }
         ValueMode::Clause => {
-            let mut i = pos;
-            let mut end = pos;
-            let mut words = 0;
-            while i < limit && words < MAX_CLAUSE_WORDS {
-                // One word.
-                let word_start = i;
-                if words > 0 && matches!(hay[i], b'(' | b'[' | b'{' | b'<') {
-                    break;
-                }
-                while i < limit && !ends_word(hay, i, query) {
-                    i += 1;
-                }
-                if i == word_start {
-                    break;
-                }
-                words += 1;
-                let at_gap = i >= limit || hay[i] == b' ' || hay[i] == b'\t';
-                if matches!(hay[i - 1], b'.' | b'!' | b'?')
-                    && (i >= hay.len() || hay[i].is_ascii_whitespace())
-                {
-                    // The sentence ends here; a full stop is not part of the passphrase.
-                    end = if hay[i - 1] == b'.' { i - 1 } else { i };
-                    break;
-                }
-                end = i;
-                if !at_gap {
-                    break;
-                }
-                // The gap to the next word: spaces and tabs only.
-                while i < limit && (hay[i] == b' ' || hay[i] == b'\t') {
-                    i += 1;
-                }
-            }
-            end
+            let (end, first, more) = clause(hay, pos, query, memo, MAX_CLAUSE_WORDS);
+            capped = more;
+            (end, first.unwrap_or(end).min(end))
         }
     };
     (end > pos).then_some(Value {
         start: pos,
         end,
         quoted: false,
+        first_end,
+        mode,
+        query,
+        capped,
     })
+}
+
+/// A clause from `pos`: its end, its first word's end, and whether it stopped at `max_words` with
+/// more to read.
+fn clause(
+    hay: &[u8],
+    pos: usize,
+    query: bool,
+    memo: &mut Memo,
+    max_words: usize,
+) -> (usize, Option<usize>, bool) {
+    let len = hay.len();
+    let q = usize::from(query);
+    let mut i = pos;
+    let mut end = pos;
+    let mut first_end = None;
+    let mut words = 0;
+    while i < len {
+        if words == max_words {
+            return (end, first_end, true);
+        }
+        // One word.
+        let word_start = i;
+        if words > 0 && matches!(hay[i], b'(' | b'[' | b'{' | b'<') {
+            break;
+        }
+        i = memo.word[q].stop(len, i, |j| ends_word(hay, j, query));
+        if i == word_start {
+            break;
+        }
+        words += 1;
+        first_end.get_or_insert(i);
+        let at_gap = i >= len || hay[i] == b' ' || hay[i] == b'\t';
+        if matches!(hay[i - 1], b'.' | b'!' | b'?') && (i >= len || hay[i].is_ascii_whitespace()) {
+            // The sentence ends here; a full stop is not part of the passphrase.
+            end = if hay[i - 1] == b'.' { i - 1 } else { i };
+            break;
+        }
+        end = i;
+        if !at_gap {
+            break;
+        }
+        // The gap to the next word: spaces and tabs only.
+        i = memo
+            .blanks
+            .stop(len, i, |j| hay[j] != b' ' && hay[j] != b'\t');
+    }
+    (end, first_end, false)
+}
+
+/// An accepted clause that stopped at [`MAX_CLAUSE_WORDS`] runs on to its true end (a 24-word seed
+/// phrase is redacted whole): the word limit decides how far a clause is judged, never how much of
+/// an accepted secret is redacted. Only accepted values are extended, and the scan resumes past them.
+fn whole_clause(hay: &[u8], value: &mut Value, memo: &mut Memo) {
+    if value.capped {
+        value.end = clause(hay, value.start, value.query, memo, usize::MAX).0;
+        value.capped = false;
+    }
 }
 
 /// The key of a key rule's match at `ms`: the first run of key bytes (`[A-Za-z0-9_.-]`; a flag's
@@ -236,9 +398,10 @@ pub fn assignment(
     key: (usize, usize),
     me: usize,
     flag: bool,
-    keys: &KeyPolicy,
-    values: &ValuePolicy,
-) -> Option<(usize, usize, KeyClass)> {
+    (keys, values): (&KeyPolicy, &ValuePolicy),
+    memo: &mut Memo,
+    cover: Option<&Cover>,
+) -> Option<(Value, KeyClass)> {
     let key_byte = |b: u8| b.is_ascii_alphanumeric() || b"_.-".contains(&b);
     // The key must start where its run of key characters starts (not inside a longer name), and not be
     // the kind inside a placeholder this scrubber wrote ([REDACTED:PASSWORD]: ...).
@@ -247,7 +410,6 @@ pub fn assignment(
     {
         return None;
     }
-    let class = keys.classify(&hay[key_phrase_start(hay, key.0)..key.1])?;
     let mut value_at = me;
     let mut colon = false;
     if !flag {
@@ -270,13 +432,24 @@ pub fn assignment(
         value_at += blanks;
     }
     let query = key.0 > 0 && matches!(hay[key.0 - 1], b'?' | b'&');
-    let clause = class == KeyClass::Password && colon && hay[key.0] != b'-';
+    // A value the last accepted one covers is not read, whatever the key (so before classifying it).
+    let may_be_clause = colon && hay[key.0] != b'-';
+    let covered =
+        |mode| cover.is_some_and(|c| c.holds(value_at, !opens_quote(hay, value_at), mode, query));
+    if covered(ValueMode::Token) && (!may_be_clause || covered(ValueMode::Clause)) {
+        return None;
+    }
+    let class = keys.classify(&hay[key_phrase_start(hay, key.0)..key.1])?;
+    let clause = class == KeyClass::Password && may_be_clause;
     let mode = if clause {
         ValueMode::Clause
     } else {
         ValueMode::Token
     };
-    let mut value = read_value(hay, value_at, mode, query)?;
+    if covered(mode) {
+        return None;
+    }
+    let mut value = read_value(hay, value_at, mode, query, memo)?;
     if value.quoted {
         let text = &hay[value.start..value.end];
         if let Some(scheme) = SCHEMES
@@ -300,16 +473,14 @@ pub fn assignment(
     if values.kept(class, text, value.quoted || query) {
         return None;
     }
-    if mode == ValueMode::Clause && !value.quoted {
-        let first_end = text
-            .iter()
-            .position(|b| *b == b' ' || *b == b'\t')
-            .unwrap_or(text.len());
-        if values.is_placeholder(&text[..first_end]) {
-            return None;
-        }
+    if mode == ValueMode::Clause
+        && !value.quoted
+        && values.is_placeholder(&hay[value.start..value.first_end])
+    {
+        return None;
     }
-    Some((value.start, value.end, class))
+    whole_clause(hay, &mut value, memo);
+    Some((value, class))
 }
 
 /// The words a prose rule's key is: its first run of key bytes, and a following ` key`, ` token` or
@@ -329,9 +500,29 @@ fn prose_key(hay: &[u8], ms: usize) -> (usize, usize) {
 /// Whether a value in running text looks like a token: 20+ bytes, or 12+ with a letter and a digit
 /// (so "the key is Ctrl+Shift+P" and "the token is invalid" stay).
 fn looks_like_token(v: &[u8]) -> bool {
-    let letter = v.iter().any(u8::is_ascii_alphabetic);
-    let digit = v.iter().any(u8::is_ascii_digit);
-    v.len() >= 20 || (v.len() >= 12 && letter && digit)
+    v.len() >= 20
+        || (v.len() >= 12
+            && v.iter().any(u8::is_ascii_alphabetic)
+            && v.iter().any(u8::is_ascii_digit))
+}
+
+/// The word of an unquoted clause that starts at or after `from` (past blanks), at most `cap` bytes of
+/// it: a longer word is no stop word, and reading all of it could cost its length once per key.
+fn word_at(text: &[u8], from: usize, cap: usize) -> Option<&[u8]> {
+    let start = from
+        + text[from..]
+            .iter()
+            .take_while(|b| matches!(b, b' ' | b'\t'))
+            .count();
+    if start >= text.len() {
+        return None;
+    }
+    let len = text[start..]
+        .iter()
+        .take(cap)
+        .take_while(|b| !matches!(b, b' ' | b'\t'))
+        .count();
+    Some(&text[start..start + len])
 }
 
 /// `the password is X` (`passphrase was X Y Z`, `the PIN for the card is 4821`, `my API key is X`):
@@ -341,9 +532,10 @@ pub fn prose(
     hay: &[u8],
     ms: usize,
     value_at: usize,
-    keys: &KeyPolicy,
-    values: &ValuePolicy,
-) -> Option<(usize, usize, KeyClass)> {
+    (keys, values): (&KeyPolicy, &ValuePolicy),
+    memo: &mut Memo,
+    cover: Option<&Cover>,
+) -> Option<(Value, KeyClass)> {
     let key = prose_key(hay, ms);
     let before = if key.0 > 0 {
         super::scan::byte_before(hay, key.0)
@@ -363,23 +555,35 @@ pub fn prose(
     } else {
         ValueMode::Token
     };
-    let value = read_value(hay, value_at, mode, false)?;
+    if cover.is_some_and(|c| c.holds(value_at, !opens_quote(hay, value_at), mode, false)) {
+        return None;
+    }
+    let value = read_value(hay, value_at, mode, false, memo)?;
     let text = &hay[value.start..value.end];
     // "the password is stored in vault": a first word that describes (and, in a clause, a second one
     // too: "stored in", "long and") says what the password is like, not what it is.
-    let mut words = text
-        .split(|b| *b == b' ' || *b == b'\t')
-        .filter(|w| !w.is_empty());
-    let first = words.next().unwrap_or_default();
-    let describes =
-        values.is_prose_stopword(first) && words.next().is_none_or(|w| values.is_prose_stopword(w));
+    let describes = if value.quoted {
+        let mut words = text
+            .split(|b| *b == b' ' || *b == b'\t')
+            .filter(|w| !w.is_empty());
+        let first = words.next().unwrap_or_default();
+        values.is_prose_stopword(first) && words.next().is_none_or(|w| values.is_prose_stopword(w))
+    } else {
+        // An unquoted value's words hold no blank: the first ends at `first_end`.
+        let cap = values.longest_word() + 2;
+        values.is_prose_stopword(&hay[value.start..value.first_end])
+            && word_at(text, value.first_end - value.start, cap)
+                .is_none_or(|w| values.is_prose_stopword(w))
+    };
     if describes || values.kept(class, text, true) {
         return None;
     }
     if !class.digits_are_secret() && !looks_like_token(text) {
         return None;
     }
-    Some((value.start, value.end, class))
+    let mut value = value;
+    whole_clause(hay, &mut value, memo);
+    Some((value, class))
 }
 
 /// Skip the separators between a key block's lines: spaces, tabs, CR/LF, and `\n` / `\r` escapes.
@@ -460,18 +664,30 @@ fn b64_run(hay: &[u8], p: usize) -> usize {
 /// base64 bytes, a padded run, or a short run right before the END marker), not the prose after it.
 /// Real newlines and `\n` escapes (a key inside a JSON string) both separate lines. `putty`: PuTTY's
 /// format, whose header lines come between base64 lines and which ends at `Private-MAC`.
-pub fn key_block(hay: &[u8], start: usize, body_at: usize, putty: bool) -> usize {
-    let limit = hay.len().min(start + MAX_EXTENSION);
+///
+/// No cap: a block is read to where its key material ends. Past its first base64 line the read depends
+/// only on where it stands, so a read that reaches a line end an earlier read passed (a candidate
+/// inside a block another candidate read) ends where that read ended ([`Memo`]).
+pub fn key_block(hay: &[u8], body_at: usize, putty: bool, memo: &mut Memo) -> usize {
+    let limit = hay.len();
     let mut last = body_at;
     let mut headers_allowed = true;
+    let mut passed = Vec::new();
     loop {
+        if !headers_allowed && !putty {
+            if memo.block.0.binary_search(&last).is_ok() {
+                last = memo.block.1;
+                break;
+            }
+            passed.push(last);
+        }
         let p = skip_separators(hay, last);
         if p >= limit {
             break;
         }
         if let Some(end) = end_marker(hay, p) {
             if !putty {
-                last = end.min(limit);
+                last = end;
             }
             break;
         }
@@ -484,7 +700,7 @@ pub fn key_block(hay: &[u8], start: usize, body_at: usize, putty: bool) -> usize
                 continue;
             }
         }
-        let run = b64_run(hay, p).min(limit - p);
+        let run = b64_run(hay, p);
         if run == 0 {
             break;
         }
@@ -499,24 +715,28 @@ pub fn key_block(hay: &[u8], start: usize, body_at: usize, putty: bool) -> usize
         last = p + run;
         headers_allowed = putty;
     }
+    if !passed.is_empty() {
+        memo.block = (passed, last);
+    }
     last
 }
 
-/// Extend a token's end over `run` bytes (`inner` bytes only between two run bytes), at most
-/// [`MAX_EXTENSION`] past `end`.
-pub fn extend_run(hay: &[u8], end: usize, run: &ByteSet, inner: &ByteSet) -> usize {
-    let limit = hay.len().min(end + MAX_EXTENSION);
-    let mut i = end;
-    while i < limit {
+/// Extend a token's end over `run` bytes (`inner` bytes only between two run bytes), to the run's
+/// end. Whether a byte continues the run depends only on where it is, so the stretch is remembered.
+pub fn extend_run(
+    hay: &[u8],
+    end: usize,
+    run: &ByteSet,
+    inner: &ByteSet,
+    memo: &mut Memo,
+) -> usize {
+    let len = hay.len();
+    memo.run.stop(len, end, |i| {
         let between = inner.contains(hay[i])
-            && i + 1 < limit
+            && i + 1 < len
             && run.contains(hay[i + 1])
             && i > 0
             && run.contains(hay[i - 1]);
-        if !run.contains(hay[i]) && !between {
-            break;
-        }
-        i += 1;
-    }
-    i
+        !run.contains(hay[i]) && !between
+    })
 }

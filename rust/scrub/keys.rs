@@ -316,6 +316,8 @@ pub struct ValuePolicy {
     /// The first bytes of the template prefixes: most values start with none of them.
     template_first: [bool; 256],
     prose_stopwords: WordSet,
+    /// The longest prose stop word or placeholder word, in bytes.
+    longest: usize,
 }
 
 fn trim_ascii(mut v: &[u8]) -> &[u8] {
@@ -359,11 +361,20 @@ impl ValuePolicy {
             .placeholders
             .iter()
             .chain(&raw.template_prefixes)
-            .any(|w| w.len() > HEAD || w.to_ascii_lowercase() != *w)
+            .chain(&raw.prose_stopwords)
+            .any(|w| w.len() > HEAD || w.to_ascii_lowercase() != *w || !w.is_ascii())
         {
-            return Err(format!("catalogue: placeholders and template prefixes are lower-case, at most {HEAD} bytes"));
+            return Err(format!("catalogue: placeholders, template prefixes and prose stop words are lower-case ASCII, at most {HEAD} bytes"));
         }
+        let longest = raw
+            .placeholders
+            .iter()
+            .chain(&raw.prose_stopwords)
+            .map(String::len)
+            .max()
+            .unwrap_or(0);
         Ok(ValuePolicy {
+            longest,
             placeholders: word_set(raw.placeholders),
             mask_chars: raw.mask_chars.chars().collect(),
             mask_min_len: raw.mask_min_len,
@@ -414,19 +425,52 @@ impl ValuePolicy {
         {
             return true;
         }
-        // A mask: all of it in mask_chars (compared lower-cased), at least mask_min_len characters.
-        let mask = std::str::from_utf8(v).is_ok_and(|s| {
-            s.chars().count() >= self.mask_min_len
-                && s.chars()
-                    .all(|c| self.mask_chars.contains(&c.to_ascii_lowercase()))
-        });
-        mask || is_env_reference(v)
+        self.is_mask(v) || is_env_reference(v)
+    }
+
+    /// A mask: valid UTF-8, all of it in mask_chars (compared lower-cased), at least mask_min_len
+    /// characters. Read up to its first character that is not a mask's: a long value costs what it
+    /// shares with a mask, not its length.
+    fn is_mask(&self, v: &[u8]) -> bool {
+        let (mut i, mut count) = (0, 0);
+        while i < v.len() {
+            let width = match v[i] {
+                0x00..=0x7F => 1,
+                0xC0..=0xDF => 2,
+                0xE0..=0xEF => 3,
+                0xF0..=0xF7 => 4,
+                _ => return false,
+            };
+            let Some(c) = v
+                .get(i..i + width)
+                .and_then(|seq| std::str::from_utf8(seq).ok())
+                .and_then(|s| s.chars().next())
+            else {
+                return false;
+            };
+            if !self.mask_chars.contains(&c.to_ascii_lowercase()) {
+                return false;
+            }
+            count += 1;
+            i += width;
+        }
+        count >= self.mask_min_len
+    }
+
+    /// The longest prose stop word or placeholder word, in bytes: a longer word is neither.
+    pub fn longest_word(&self) -> usize {
+        self.longest
     }
 
     /// An integer or decimal with at most `max_kept_digits` integer digits (`4096`, `0.5`).
     pub fn is_small_number(&self, value: &[u8]) -> bool {
         let v = trim_ascii(value);
-        let (int, frac) = match v.iter().position(|&b| b == b'.') {
+        // The integer part has at most max_kept_digits digits: look for its dot no further.
+        let head = &v[..v.len().min(self.max_kept_digits + 1)];
+        if !head.contains(&b'.') && v.len() > self.max_kept_digits {
+            return false;
+        }
+        let (int, frac) = match head.iter().position(|&b| b == b'.') {
             Some(dot) => (&v[..dot], Some(&v[dot + 1..])),
             None => (v, None),
         };
@@ -440,6 +484,9 @@ impl ValuePolicy {
     /// a digit (4+ bytes), a symbol, or an upper-case letter after a lower-case one.
     pub fn looks_generated(&self, value: &[u8]) -> bool {
         let v = trim_ascii(value);
+        if v.len() >= 16 {
+            return true;
+        }
         let digit = v.iter().any(u8::is_ascii_digit);
         let symbol = v.iter().any(|b| b"!@#$%^&*+/=~|\\?".contains(b));
         let inner_upper = v.iter().skip(1).any(|b| b.is_ascii_uppercase())
@@ -466,6 +513,11 @@ impl ValuePolicy {
             [rest @ .., b'.' | b',' | b'!' | b'?' | b':' | b';'] => rest,
             _ => w,
         };
+        // Every stop word and placeholder word is ASCII: a longer word is none of them (and lower-
+        // casing all of a long value, once per key, would cost its length each time).
+        if w.len() > self.longest {
+            return false;
+        }
         let lower = String::from_utf8_lossy(w).to_ascii_lowercase();
         self.prose_stopwords.contains(&lower) || self.placeholders.contains(&lower)
     }

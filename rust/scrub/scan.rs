@@ -5,15 +5,15 @@
 //! leftmost match from a position in `O(m * (d + W))`, where `d` is the distance to that match's start,
 //! because no thread of the search outlives its start by more than `W` bytes. The loop below resumes
 //! after each match at or past its start + 1 (at its end, or at the start of a refused value), so a
-//! rule's whole scan costs `O(m * (n + k * W))` for `k` matches, at most `O(m * n * W)`, and every
-//! extender reads a bounded stretch ([`MAX_VALUE`](super::extend::MAX_VALUE),
-//! [`MAX_EXTENSION`](super::catalogue::MAX_EXTENSION)) once per accepted match. `regex`'s own
-//! `find_iter` is not used: resuming is the loop's decision, not the iterator's.
+//! rule's whole scan costs `O(m * (n + k * W))` for `k` matches, at most `O(m * n * W)`. Extenders
+//! read values, runs and key blocks to their true end (no cap cuts a secret), through one
+//! [`Memo`] per rule's scan, so a stretch that many candidates share is read once (see `extend.rs`).
+//! `regex`'s own `find_iter` is not used: resuming is the loop's decision, not the iterator's.
 
 use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 
 use super::catalogue::{Catalogue, Check, Extend, Rule};
-use super::extend;
+use super::extend::{self, Cover, Memo, Value};
 use super::keys::{KeyClass, KeyPolicy, ValuePolicy};
 
 /// How every placeholder starts (`[REDACTED:KIND]`).
@@ -44,16 +44,67 @@ pub struct Detector {
     always: Vec<usize>,
 }
 
+/// What one rule's scan carries into each judgement: the placeholders' positions, what its reads
+/// remember, and the value it accepted last.
+pub(super) struct Ctx<'a> {
+    placeholders: &'a [usize],
+    memo: &'a mut Memo,
+    cover: Option<&'a Cover>,
+}
+
+/// The cover of an accepted key rule's value `start..end` (the finding, after its checks), if it is one
+/// word: unquoted (its words hold no blank), or a quoted string without a blank that ends where a
+/// nested token would stop too (not at an escaped single quote, `\'`).
+fn one_word(hay: &[u8], value: &Value, start: usize, end: usize) -> Option<Cover> {
+    let words = if value.quoted {
+        !hay[start..end].iter().any(|b| matches!(b, b' ' | b'\t'))
+            && !hay[end..].starts_with(b"\\'")
+    } else {
+        end <= value.first_end
+    };
+    words.then_some(Cover {
+        start,
+        end,
+        quoted: value.quoted,
+        mode: value.mode,
+        query: value.query,
+    })
+}
+
+/// An accepted secret's end, extended over its rule's `tail` (the bytes of the repetition its pattern
+/// ends with, for the secret group that matched): a repetition's bound ends the match, not the secret,
+/// so a secret longer than the bound is redacted to its true end. Cost: the bytes redacted, once (the
+/// scan resumes past an accepted secret). Never over a placeholder this scrubber wrote.
+fn tail(rule: &Rule, hay: &[u8], start: usize, mut end: usize, group: usize, ctx: &Ctx) -> usize {
+    let Some(set) = rule.tail.get(group).or(rule.tail.last()) else {
+        return end;
+    };
+    let from = end;
+    while end < hay.len() && set.contains(hay[end]) {
+        end += 1;
+    }
+    let next = ctx.placeholders.partition_point(|&p| p < from.max(start));
+    match ctx.placeholders.get(next) {
+        Some(&at) if at < end => at,
+        _ => end,
+    }
+}
+
 /// Shannon entropy of a byte string, in bits per byte.
 pub fn entropy(bytes: &[u8]) -> f64 {
-    if bytes.is_empty() {
-        return 0.0;
-    }
     let mut counts = [0usize; 256];
     for &b in bytes {
         counts[b as usize] += 1;
     }
-    let n = bytes.len() as f64;
+    entropy_of(&counts, bytes.len())
+}
+
+/// The entropy of `n` bytes counted in `counts` (the same sum, in the same order, as [`entropy`]).
+fn entropy_of(counts: &[usize; 256], n: usize) -> f64 {
+    if n == 0 {
+        return 0.0;
+    }
+    let n = n as f64;
     counts
         .iter()
         .filter(|&&c| c > 0)
@@ -175,11 +226,13 @@ impl Detector {
         interrupt: &mut dyn FnMut() -> Result<(), E>,
     ) -> Result<Vec<Finding>, E> {
         let on = self.selected(hay, pii);
+        // Where placeholders this scrubber wrote stand (no secret runs over one): found once.
+        let placeholders: Vec<usize> = memchr::memmem::find_iter(hay, PLACEHOLDER).collect();
         let mut found = Vec::new();
         for (index, rule) in self.rules.iter().enumerate() {
             if on[index] {
                 interrupt()?;
-                self.scan_rule(index, rule, hay, &mut found);
+                self.scan_rule(index, rule, hay, &placeholders, &mut found);
             }
         }
         Ok(merge(found))
@@ -191,28 +244,47 @@ impl Detector {
             .unwrap_or_default()
     }
 
-    pub(super) fn scan_rule(&self, index: usize, rule: &Rule, hay: &[u8], out: &mut Vec<Finding>) {
+    pub(super) fn scan_rule(
+        &self,
+        index: usize,
+        rule: &Rule,
+        hay: &[u8],
+        placeholders: &[usize],
+        out: &mut Vec<Finding>,
+    ) {
         // Capture groups cost the regex engine its fastest paths: only rules with a secret group ask.
         let mut locs = (!rule.secret_groups.is_empty()).then(|| rule.regex.capture_locations());
+        let mut memo = Memo::default();
+        let mut cover: Option<Cover> = None;
         let mut at = 0;
         while at <= hay.len() {
-            let (ms, me, secret) = match locs.as_mut() {
+            let (ms, me, secret, group) = match locs.as_mut() {
                 None => {
                     let Some(m) = rule.regex.find_at(hay, at) else {
                         break;
                     };
-                    (m.start(), m.end(), (m.start(), m.end()))
+                    (m.start(), m.end(), (m.start(), m.end()), 0)
                 }
                 Some(locs) => {
                     let Some(m) = rule.regex.captures_read_at(locs, hay, at) else {
                         break;
                     };
-                    let secret = rule.secret_groups.iter().find_map(|&g| locs.get(g));
-                    (m.start(), m.end(), secret.unwrap_or((m.start(), m.end())))
+                    let secret = rule
+                        .secret_groups
+                        .iter()
+                        .enumerate()
+                        .find_map(|(k, &g)| locs.get(g).map(|span| (span, k)));
+                    let (span, group) = secret.unwrap_or(((m.start(), m.end()), 0));
+                    (m.start(), m.end(), span, group)
                 }
             };
-            match self.judge(rule, hay, (ms, me), secret) {
-                Some((start, end, kind)) => {
+            let mut ctx = Ctx {
+                placeholders,
+                memo: &mut memo,
+                cover: cover.as_ref(),
+            };
+            match self.judge(rule, hay, (ms, me), secret, group, &mut ctx) {
+                Some((start, end, kind, value)) => {
                     let kind = kind.or(self.rule_kind[index]).unwrap_or(self.class_kind[4]);
                     out.push(Finding {
                         start,
@@ -221,13 +293,16 @@ impl Detector {
                         kind,
                     });
                     // A key rule's one-word value may be the next key (`?key=X-Auth-Key: ...`): the
-                    // search goes on from the value's start (a nested finding merges into this one). A
-                    // clause of words is not searched again (`'password: ' * n` would read each
-                    // clause up to 16 times).
-                    let one_word = !hay[start..end].iter().any(|b| matches!(b, b' ' | b'\t'));
-                    at = match rule.extend {
-                        Extend::Assignment | Extend::Flag | Extend::Prose if one_word => start,
-                        _ => end.max(me),
+                    // search goes on from the value's start (a nested finding merges into this one),
+                    // and a nested key whose value could not reach past this one is not read
+                    // ([`Cover`]). A clause of words is not searched again (`'password: ' * n` would
+                    // read each clause up to 16 times).
+                    at = match value.and_then(|v| one_word(hay, &v, start, end)) {
+                        Some(c) => {
+                            cover = Some(c);
+                            start
+                        }
+                        None => end.max(me),
                     };
                 }
                 None => at = if secret.0 > ms { secret.0 } else { me },
@@ -236,40 +311,38 @@ impl Detector {
         }
     }
 
-    /// The secret's span and (for key rules) its kind, or None when a check refuses the match.
+    /// The secret's span, (for key rules) its kind and the value read, or None when a check refuses
+    /// the match. `group`: which of the rule's secret groups matched.
     fn judge(
         &self,
         rule: &Rule,
         hay: &[u8],
         (ms, me): (usize, usize),
         (start, end): (usize, usize),
-    ) -> Option<(usize, usize, Option<usize>)> {
+        group: usize,
+        ctx: &mut Ctx,
+    ) -> Option<(usize, usize, Option<usize>, Option<Value>)> {
         // A match that starts inside a placeholder this scrubber wrote ([REDACTED:API_KEY] holds "KEY")
         // is no context and no key: scrubbing twice changes nothing.
-        if inside_placeholder(hay, ms) {
+        if inside_placeholder(hay, ms, ctx.placeholders) {
             return None;
         }
         if !rule.line_context.is_empty() && !on_line_after(hay, ms, &rule.line_context) {
             return None;
         }
         let class = |class: KeyClass| Some(self.class_kind[class_index(class)]);
-        let (start, end, kind) = match rule.extend {
-            Extend::None => (start, end, None),
+        let policy = (&self.keys, &self.values);
+        let (start, end, kind, value) = match rule.extend {
+            Extend::None => (start, end, None, None),
             Extend::Assignment | Extend::Flag => {
                 let flag = rule.extend == Extend::Flag;
-                let (s, e, c) = extend::assignment(
-                    hay,
-                    extend::key_span(hay, ms),
-                    me,
-                    flag,
-                    &self.keys,
-                    &self.values,
-                )?;
-                (s, e, class(c))
+                let key = extend::key_span(hay, ms);
+                let (v, c) = extend::assignment(hay, key, me, flag, policy, ctx.memo, ctx.cover)?;
+                (v.start, v.end, class(c), Some(v))
             }
             Extend::Prose => {
-                let (s, e, c) = extend::prose(hay, ms, me, &self.keys, &self.values)?;
-                (s, e, class(c))
+                let (v, c) = extend::prose(hay, ms, me, policy, ctx.memo, ctx.cover)?;
+                (v.start, v.end, class(c), Some(v))
             }
             Extend::PemBlock => {
                 let body_at = if hay[ms..].starts_with(b"-----BEGIN") {
@@ -277,12 +350,23 @@ impl Detector {
                 } else {
                     start
                 };
-                (start, extend::key_block(hay, start, body_at, false), None)
+                // Refusals that do not depend on the block's end come before reading it.
+                if (start > 0 && rule.before.contains(byte_before(hay, start)))
+                    || inside_placeholder(hay, start, ctx.placeholders)
+                {
+                    return None;
+                }
+                let end = extend::key_block(hay, body_at, false, ctx.memo);
+                (start, end, None, None)
             }
-            Extend::PuttyBlock => (start, extend::key_block(hay, start, start, true), None),
+            Extend::PuttyBlock => {
+                let end = extend::key_block(hay, start, true, ctx.memo);
+                (start, end, None, None)
+            }
         };
         let Some(near) = &rule.near else {
-            return self.check(rule, hay, start, end).map(|(s, e)| (s, e, kind));
+            let (s, e) = self.check(rule, hay, start, end, ctx)?;
+            return Some((s, tail(rule, hay, s, e, group, ctx), kind, value));
         };
         // The secret is the first match of `near` within `within` bytes after the context, on its line,
         // that passes the checks. Matches are taken one after another, not overlapping: a start inside
@@ -299,8 +383,8 @@ impl Detector {
             {
                 break;
             }
-            if let Some((s, e)) = self.check(rule, hay, m.start(), m.end()) {
-                return Some((s, e, kind));
+            if let Some((s, e)) = self.check(rule, hay, m.start(), m.end(), ctx) {
+                return Some((s, tail(rule, hay, s, e, 0, ctx), kind, value));
             }
             pos = m.end().max(m.start() + 1);
         }
@@ -315,9 +399,10 @@ impl Detector {
         hay: &[u8],
         mut start: usize,
         mut end: usize,
+        ctx: &mut Ctx,
     ) -> Option<(usize, usize)> {
         if let Some((run, inner)) = &rule.run {
-            end = extend::extend_run(hay, end, run, inner);
+            end = extend::extend_run(hay, end, run, inner, ctx.memo);
         }
         if let Some(set) = &rule.run_before {
             let floor = start.saturating_sub(super::catalogue::MAX_RUN_BEFORE);
@@ -327,10 +412,13 @@ impl Detector {
         }
         // A placeholder this scrubber wrote is never part of a secret, nor is the inside of one:
         // scrubbing twice changes nothing.
-        if let Some(at) = memchr::memmem::find(&hay[start..end.max(start)], PLACEHOLDER) {
-            end = start + at;
+        let next = ctx.placeholders.partition_point(|&p| p < start);
+        if let Some(&at) = ctx.placeholders.get(next) {
+            if at + PLACEHOLDER.len() <= end {
+                end = at;
+            }
         }
-        if inside_placeholder(hay, start) {
+        if inside_placeholder(hay, start, ctx.placeholders) {
             return None;
         }
         if end <= start {
@@ -342,15 +430,24 @@ impl Detector {
             return None;
         }
         let secret = &hay[start..end];
-        if rule.digits && !secret.iter().any(u8::is_ascii_digit) {
+        // Digits, cases and entropy from byte counts, which candidates inside one long run (a token's
+        // tail) share: each is not counted again from its start ([`Memo::counts`]).
+        let counts = (rule.digits || rule.mixed || rule.entropy.is_some())
+            .then(|| *ctx.memo.counts(hay, start, end));
+        let has = |range: std::ops::RangeInclusive<u8>| {
+            counts.is_some_and(|c| range.clone().any(|b| c[b as usize] > 0))
+        };
+        if rule.digits && !has(b'0'..=b'9') {
             return None;
         }
         // The cheap shape checks before the entropy count (every check must pass; the order is speed).
         if rule.check == Check::RandomBody && !random_body(secret) {
             return None;
         }
-        if rule.entropy.is_some_and(|min| entropy(secret) < min) {
-            return None;
+        if let (Some(min), Some(c)) = (rule.entropy, counts.as_ref()) {
+            if entropy_of(c, end - start) < min {
+                return None;
+            }
         }
         if rule.placeholder && self.values.is_placeholder(secret) {
             return None;
@@ -358,12 +455,7 @@ impl Detector {
         if rule.generated && !self.values.looks_generated(secret) {
             return None;
         }
-        let has = |f: fn(&u8) -> bool| secret.iter().any(f);
-        if rule.mixed
-            && !(has(u8::is_ascii_uppercase)
-                && has(u8::is_ascii_lowercase)
-                && has(u8::is_ascii_digit))
-        {
+        if rule.mixed && !(has(b'A'..=b'Z') && has(b'a'..=b'z') && has(b'0'..=b'9')) {
             return None;
         }
         if has_public_prefix(secret, &rule.public_prefixes) {
@@ -514,12 +606,15 @@ pub fn random_body(secret: &[u8]) -> bool {
 
 /// Whether `at` lies inside a placeholder (`[REDACTED:KIND]`, its kind at most 48 bytes), past its
 /// first byte.
-fn inside_placeholder(hay: &[u8], at: usize) -> bool {
+fn inside_placeholder(hay: &[u8], at: usize, placeholders: &[usize]) -> bool {
+    // `placeholders`: every occurrence in `hay`, sorted (they cannot overlap: `[` starts the prefix
+    // and occurs nowhere else in it).
     let from = at.saturating_sub(PLACEHOLDER.len() + 48);
-    let to = hay.len().min(at + PLACEHOLDER.len());
-    memchr::memmem::find_iter(&hay[from..to], PLACEHOLDER)
-        .map(|i| from + i)
-        .any(|i| i < at && !hay[i + 1..at].contains(&b']'))
+    let first = placeholders.partition_point(|&p| p < from);
+    placeholders[first..]
+        .iter()
+        .take_while(|&&p| p < at)
+        .any(|&i| !hay[i + 1..at].contains(&b']'))
 }
 
 /// Whether one of `words` (lower-case) occurs before `at` on its line, within
