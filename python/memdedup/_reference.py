@@ -141,7 +141,8 @@ def match_mask(
 ) -> list[bool]:
     """``labels_match(candidate, incoming)`` for every candidate, in order."""
     return [
-        labels_match(c, incoming, threshold=threshold, min_chars=min_chars, missing=missing) for c in candidates
+        labels_match(c, incoming, threshold=threshold, min_chars=min_chars, missing=missing)
+        for c in candidates
     ]
 
 
@@ -226,9 +227,11 @@ def cdist(
     autojunk: bool = True,
     cutoff: float = 0.0,
     normalise: bool = False,
+    workers: int = 1,
 ) -> bytes:
     """The ``len(queries) x len(choices)`` matrix of ``ratio(query, choice)`` (0.0 below ``cutoff``), row
-    by row, as native float64 bytes."""
+    by row, as native float64 bytes. ``workers`` is accepted as the core takes it and ignored: the
+    reference computes on the calling thread."""
     out = array("d")
     for query in queries:
         q = normalise_label(query) if normalise else query
