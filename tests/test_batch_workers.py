@@ -106,7 +106,7 @@ _CHILD = textwrap.dedent(
         global most
         quiet = 0
         while not stop.is_set():
-            now = [n for n in threads()]
+            now = threads()
             extra = len(now) - len(base) - 1  # the watcher itself
             seen.update(n for n in now if n.startswith("memdedup-"))
             most = max(most, extra)
@@ -120,7 +120,10 @@ _CHILD = textwrap.dedent(
     watcher = threading.Thread(target=watch)
     watcher.start()
     words = "the quick brown fox jumps over a lazy dog while memory labels restate".split()
-    labels = [" ".join(words[(k * 7 + j) % len(words)] for j in range(8 + k % 5)) + f" {k}" for k in range(40000)]
+    def label(k):
+        return " ".join(words[(k * 7 + j) % len(words)] for j in range(8 + k % 5)) + f" {k}"
+
+    labels = [label(k) for k in range(40000)]
     try:
         batch.cdist(labels[:400], labels, workers=workers)
         outcome = "finished"
