@@ -306,7 +306,9 @@ def join(
     ]
 
 
-def clusters(n: int, pairs: Sequence[tuple[int, int]], *, mode: str = "canonical") -> tuple[list[int], list]:
+def clusters(
+    n: int, pairs: Sequence[tuple[int, int]], *, mode: str = "canonical"
+) -> tuple[list[int], list[int | None]]:
     earlier: list[list[int]] = [[] for _ in range(n)]
     for i, j in pairs:
         if 0 <= i < j < n:
