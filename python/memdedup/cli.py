@@ -708,7 +708,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args))
+        status = int(args.func(args))
+        # Flushed here, not at exit: a reader that went away (``| head``) is answered below.
+        sys.stdout.flush()
+        return status
     except MemdedupError as exc:
         print(f"memdedup {args.command}: error: {_message(exc)}", file=sys.stderr)
         return 2
@@ -727,6 +730,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f" {_message(exc.filename)}" if exc.filename else ""
         print(f"memdedup {args.command}: error:{where} {_message(exc.strerror or exc)}", file=sys.stderr)
         return 2
+    except Exception as exc:  # the last resort: a bug or a broken environment, still one line
+        return _unexpected(args.command, exc)
+
+
+def _unexpected(command: str, exc: Exception) -> int:
+    """One line on stderr naming the command and the exception type, its message scrubbed and cut
+    (:func:`_message`: no input reaches the terminal unscrubbed), exit 1; ``MEMDEDUP_DEBUG=1`` prints
+    the traceback first."""
+    import traceback
+
+    if os.environ.get("MEMDEDUP_DEBUG", "").strip() not in ("", "0"):
+        traceback.print_exception(exc, file=sys.stderr)
+    try:
+        detail = _message(exc, 300)
+    except Exception:  # scrubbing failed too: say nothing of the message rather than risk it
+        detail = "(message withheld)"
+    print(
+        f"memdedup {command}: unexpected error ({type(exc).__name__}): {detail} "
+        "(a bug or a broken environment; MEMDEDUP_DEBUG=1 shows the traceback)",
+        file=sys.stderr,
+    )
+    return 1
 
 
 if __name__ == "__main__":
