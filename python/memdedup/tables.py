@@ -38,7 +38,7 @@ from typing import IO, Any, cast
 
 from memdedup.errors import InvalidInputError
 from memdedup.inputs import STDIN, decode_utf8, display_name, input_size, is_parquet, read_bytes, split_lines
-from memdedup.missing import label_text
+from memdedup.missing import is_missing, label_text
 from memdedup.progress import Progress
 
 __all__ = [
@@ -289,7 +289,7 @@ def parse_jsonl_row(
     if label_column not in row:
         raise InvalidInputError(f"{where}: no {label_column!r} field")
     label = row[label_column]
-    if label is not None and not isinstance(label, str):
+    if not isinstance(label, str) and not is_missing(label):  # null, and NaN (Python writes it), are empty
         raise InvalidInputError(
             f"{where}: the {label_column!r} field is a JSON {_JSON_KINDS.get(type(label), 'value')}, not a "
             "string (or null): a label is text; quote it"
