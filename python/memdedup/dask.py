@@ -37,8 +37,8 @@ from memdedup._reference import (
 from memdedup.errors import InvalidInputError
 from memdedup.inputs import display_name, input_size
 from memdedup.missing import as_labels, label_text
-from memdedup.scrub import redact
 from memdedup.progress import Progress
+from memdedup.scrub import redact
 
 try:
     import dask
