@@ -279,13 +279,22 @@ def test_lone_surrogates_in_ingest_and_tune_never_crash(tmp_path: Path) -> None:
     assert result.status in (0, 1, 2), result
     assert "Traceback" not in result.err
     pairs = tmp_path / "p.jsonl"
-    pairs.write_bytes(b'{"stored": "x\\ud800 abc", "incoming": "x\\ud800 abc", "same_fact": true}\n')
-    result = run("tune", "-q", pairs)
-    assert result.status in (0, 2), result
-    assert "Traceback" not in result.err
-    result = run("tune", "-q", "--json", pairs)
-    assert result.status in (0, 2), result
-    assert "Traceback" not in result.err
+    for line in (
+        b'{"stored": "x\\ud800 abc", "incoming": "x abc", "same_fact": true}',
+        b'{"stored": "x abc", "incoming": "x abc", "same_fact": true, "class": "c\\udfff"}',
+    ):
+        pairs.write_bytes(b'{"stored": "a", "incoming": "b", "same_fact": false}\n' + line + b"\n")
+        for extra in ([], ["--json"]):
+            refused(run("tune", "-q", *extra, pairs), "p.jsonl:2:", "surrogate")
+
+
+def test_tune_refuses_duplicate_keys_and_deep_nesting(tmp_path: Path) -> None:
+    pairs = tmp_path / "p.jsonl"
+    pairs.write_bytes(b'{"stored": "a", "incoming": "b", "same_fact": true, "same_fact": false}\n')
+    refused(run("tune", "-q", pairs), "p.jsonl:1:", "duplicate key 'same_fact'")
+    pairs.write_bytes(b"[" * 100_000 + b"\n")
+    refused(run("tune", "-q", pairs), "p.jsonl:1:", "nested too deeply")
+    refused(run("dedup", "-q", pairs, "--input-format", "jsonl"), "p.jsonl:1:", "nested too deeply")
 
 
 # ---------------------------------------------------------------------------------------------------

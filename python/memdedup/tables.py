@@ -47,6 +47,7 @@ __all__ = [
     "OUTPUT_FORMATS",
     "JSONValue",
     "LabelTable",
+    "check_fields",
     "input_format",
     "output_format",
     "parse_jsonl_row",
@@ -294,18 +295,25 @@ def parse_jsonl_row(
             f"{where}: the {label_column!r} field is a JSON {_JSON_KINDS.get(type(label), 'value')}, not a "
             "string (or null): a label is text; quote it"
         )
-    read = (label_column, *others)
+    check_fields(line, row, (label_column, *others), where)
+    return row
+
+
+def check_fields(line: str, row: dict[str, Any], fields: Sequence[str], where: str) -> None:
+    """Refuse a JSON line (parsed as ``row``) that gives one of ``fields`` twice (JSON would keep one
+    value silently) or holds an escaped lone surrogate in one (valid JSON, but no text: no UTF-8 output
+    can hold it). The one rule for every JSONL reader (``dedup``, the Dask reader, ``tune``)."""
     # Both checks are needed only where the raw line can hold what they look for: a \u escape (a
     # surrogate or a key written with escapes) or a key's quoted name twice. Plain lines skip them.
-    if "\\u" in line or any(line.count(f'"{c}"') > 1 for c in read):
-        _check_keys(line, read, where)
-        for c in read:
-            if c in row and _lone_surrogate(row[c]):
-                raise InvalidInputError(
-                    f"{where}: the {c!r} field holds an escaped lone surrogate (\\ud800-\\udfff without "
-                    "its pair): it is no text, and no UTF-8 file can hold it"
-                )
-    return row
+    if "\\u" not in line and all(line.count(f'"{c}"') <= 1 for c in fields):
+        return
+    _check_keys(line, fields, where)
+    for c in fields:
+        if c in row and _lone_surrogate(row[c]):
+            raise InvalidInputError(
+                f"{where}: the {c!r} field holds an escaped lone surrogate (\\ud800-\\udfff without "
+                "its pair): it is no text, and no UTF-8 file can hold it"
+            )
 
 
 def _check_keys(line: str, read: Sequence[str], where: str) -> None:
