@@ -523,3 +523,36 @@ def test_an_unexpected_error_message_is_scrubbed(tmp_path: Path) -> None:
     assert done.returncode == 1, err
     assert secret not in err and secret[:12] not in err
     assert "Traceback" not in err
+
+
+# ---------------------------------------------------------------------------------------------------
+# numbers that would silently do nothing
+# ---------------------------------------------------------------------------------------------------
+def usage_error(result: Any, *fragments: str) -> None:
+    """argparse's refusal: exit 2, the usage, then one line naming the option; no traceback."""
+    assert result.status == 2, result
+    assert "Traceback" not in result.err
+    last = result.err.strip().splitlines()[-1]
+    for fragment in fragments:
+        assert fragment in last, (fragment, last)
+
+
+def test_non_finite_and_negative_numbers_are_refused(tmp_path: Path) -> None:
+    turns = tmp_path / "t.jsonl"
+    turns.write_bytes(_turn("Prefers dark mode"))
+    db = tmp_path / "m.db"
+    for value in ("nan", "inf", "-inf"):
+        refused(
+            run("ingest", "-q", "--db", db, "--min-importance", value, turns), "--min-importance", "finite"
+        )
+        assert not db.exists()
+        usage_error(run("dedup", "-q", turns, "--scheduler-timeout", value), "--scheduler-timeout")
+    usage_error(run("tune", "-q", "--show", "-1"), "--show", "0 or more")
+
+
+def test_parquet_to_stdout(tmp_path: Path) -> None:
+    source = tmp_path / "in.txt"
+    source.write_text("same label here\nsame label here\n")
+    result = run("dedup", "-q", source, "--out", "-", "--output-format", "parquet").ok()
+    (tmp_path / "o.parquet").write_bytes(result.out_bytes)
+    assert_rows(tmp_path / "o.parquet", ["same label here", "same label here"])

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sqlite3
 import sys
@@ -114,6 +115,25 @@ def _unit_interval(text: str) -> float:
     return value
 
 
+def _finite(text: str) -> float:
+    """A finite number (NaN compares false with everything: as a limit it would silently do nothing)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {_message(text, 40)!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, not {value}")
+    return value
+
+
+def _count(text: str) -> int:
+    """An integer, 0 or more."""
+    value = _min_chars(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
+    return value
+
+
 # ---------------------------------------------------------------------------------------------------
 # ingest
 # ---------------------------------------------------------------------------------------------------
@@ -153,7 +173,7 @@ def _add_ingest_parser(subparsers: Any) -> None:
         help="the dedup ratio threshold (containment applies at any threshold)",
     )
     parser.add_argument(
-        "--min-importance", type=float, default=3.0, help="ops below this importance are dropped"
+        "--min-importance", type=_finite, default=3.0, help="ops below this importance are dropped"
     )
     parser.add_argument("--max-records", type=int, default=50, help="memories minted per turn at most")
     parser.add_argument("--pii", action="store_true", help="also redact e-mail addresses and phone numbers")
@@ -406,7 +426,7 @@ def _add_dedup_parser(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--scheduler-timeout",
-        type=float,
+        type=_finite,
         default=10.0,
         metavar="SECONDS",
         help="dask: how long to try to reach --scheduler",
@@ -636,7 +656,7 @@ def _add_tune_parser(subparsers: Any) -> None:
     parser.add_argument(
         "--guards", type=_guards_arg, default="none", help="none, value, negation, all or value,negation"
     )
-    parser.add_argument("--show", type=int, default=20, help="false merges and misses listed (0: all)")
+    parser.add_argument("--show", type=_count, default=20, help="false merges and misses listed (0: all)")
     parser.add_argument("--json", action="store_true", help="print the full report as JSON")
     parser.add_argument(
         "--plot",
