@@ -542,7 +542,7 @@ def test_non_finite_and_negative_numbers_are_refused(tmp_path: Path) -> None:
     turns.write_bytes(_turn("Prefers dark mode"))
     db = tmp_path / "m.db"
     for value in ("nan", "inf", "-inf"):
-        refused(
+        usage_error(
             run("ingest", "-q", "--db", db, "--min-importance", value, turns), "--min-importance", "finite"
         )
         assert not db.exists()
