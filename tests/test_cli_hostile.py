@@ -543,10 +543,10 @@ def test_non_finite_and_negative_numbers_are_refused(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
     for value in ("nan", "inf", "-inf"):
         usage_error(
-            run("ingest", "-q", "--db", db, "--min-importance", value, turns), "--min-importance", "finite"
+            run("ingest", "-q", "--db", db, f"--min-importance={value}", turns), "--min-importance", "finite"
         )
         assert not db.exists()
-        usage_error(run("dedup", "-q", turns, "--scheduler-timeout", value), "--scheduler-timeout")
+        usage_error(run("dedup", "-q", turns, f"--scheduler-timeout={value}"), "--scheduler-timeout")
     usage_error(run("tune", "-q", "--show", "-1"), "--show", "0 or more")
 
 
