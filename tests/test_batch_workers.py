@@ -14,11 +14,10 @@ import textwrap
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from memdedup import _core, _reference, batch
+from memdedup import _reference, batch
 from memdedup._backend import IMPLEMENTATION
 from memdedup.errors import InputTypeError, InvalidInputError
-
-from tests.strategies import label_text, n_examples
+from strategies import label_text, n_examples
 
 rust_only = pytest.mark.skipif(IMPLEMENTATION != "rust", reason="the Rust core's threads")
 
@@ -60,6 +59,8 @@ def test_invalid_workers_are_typed_errors(call: str) -> None:
         if call == "core":
             if IMPLEMENTATION != "rust":
                 pytest.skip("the Rust core's own check")
+            from memdedup import _core
+
             return _core.cdist(["a"], ["a"], workers=workers)
         if call == "cdist":
             return batch.cdist(["a"], ["a"], workers=workers)  # type: ignore[arg-type]
