@@ -8,10 +8,10 @@ otherwise). Bytes are opened as :mod:`memdedup.inputs` opens every input: gzip b
 strictly, errors naming the file, the line and the byte.
 
 Labels: a missing value (JSON ``null``, a Parquet null, NaN) is the empty label (:mod:`memdedup.missing`);
-any other label must be text: a JSONL label that is a number, boolean, array or object, or a Parquet label column
-that is not string, is an error (``str()`` of such a value is no label anyone wrote). A field read given twice
-on a JSON line, or holding an escaped lone surrogate, is an error naming the line (:func:`check_fields`); so is a
-CSV header naming a column read twice, or a row longer than the header.
+any other label must be text: a JSONL label that is a number, boolean, array or object, or a Parquet label
+column that is not string, is an error (``str()`` of such a value is no label anyone wrote). A field read
+given twice on a JSON line, or holding an escaped lone surrogate, is an error naming the line
+(:func:`check_fields`); so is a CSV header naming a column read twice, or a row longer than the header.
 
 Scope and layer cells keep their type, so they partition exactly as :func:`memdedup.batch.replay` keys
 them: a JSON string, number, boolean or ``null`` is that Python value, an object or array a
