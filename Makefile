@@ -45,7 +45,7 @@ bench:
 bench-instructions:
 	$(PYTHON) benches/bench_instructions.py
 
-# The last step checks the stubs of memdedup._core against the installed extension (`make build`
+# mypy --strict types the package as it is importable; the last step checks the stubs of memdedup._core against the installed extension (`make build`
 # in a checkout, `pip install .` in CI).
 lint:
 	ruff check python tests benches
@@ -54,6 +54,7 @@ lint:
 	cargo clippy --all-targets -- -D warnings
 	cargo clippy --all-targets --features python -- -D warnings
 	cargo clippy --lib --features abi3 -- -D warnings
+	$(PYTHON) -m mypy --strict -p memdedup
 	$(PYTHON) -m mypy.stubtest memdedup._core
 
 fmt:

@@ -119,22 +119,81 @@ pub fn cdist(
     choices: &[Text],
     autojunk: bool,
     cutoff: f64,
+    workers: Workers,
     cancel: &Cancel,
 ) -> Result<Vec<f64>> {
     let cells = alloc::product(queries.len(), choices.len(), "the ratio matrix")?;
     let mut out = alloc::filled(0.0, cells)?;
-    cdist_into(queries, choices, autojunk, cutoff, &mut out, cancel)?;
+    let mut fill = |parallel| {
+        cdist_into(
+            queries, choices, autojunk, cutoff, &mut out, parallel, cancel,
+        )
+    };
+    match workers.pool()? {
+        Some(pool) => pool.install(|| fill(true)),
+        None => fill(workers == Workers::All),
+    }?;
     Ok(out)
 }
 
+/// At most this many threads for one call's `workers`: more than a machine's cores, few enough to
+/// start (a typo such as `10**9` is refused, not tried).
+pub const MAX_WORKERS: usize = 1024;
+
+/// Who computes a parallel call (rapidfuzz's `workers`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Workers {
+    /// rayon's global pool, every core (`-1`).
+    All,
+    /// The calling thread alone, no pool (`1`).
+    Calling,
+    /// A pool of this many threads (2 to [`MAX_WORKERS`]) built for the call.
+    Threads(usize),
+}
+
+impl Workers {
+    /// rapidfuzz's `workers` count: -1 for every core, else 1 to [`MAX_WORKERS`].
+    pub fn from_count(n: i64) -> Result<Workers> {
+        match n {
+            -1 => Ok(Workers::All),
+            1 => Ok(Workers::Calling),
+            n if n >= 2 && n.unsigned_abs() <= MAX_WORKERS as u64 => {
+                Ok(Workers::Threads(n as usize))
+            }
+            n if n >= 2 => Err(Error::InvalidInput(format!(
+                "workers must be at most {MAX_WORKERS} threads (-1: every core), not {n}"
+            ))),
+            n => Err(Error::InvalidInput(format!(
+                "workers must be -1 (every core) or 1 or more, not {n}"
+            ))),
+        }
+    }
+
+    /// The pool of [`Workers::Threads`], built now (threads named `memdedup-w<k>`); None for the
+    /// others. A pool the system cannot start is an error, never a panic.
+    pub fn pool(self) -> Result<Option<rayon::ThreadPool>> {
+        let Workers::Threads(n) = self else {
+            return Ok(None);
+        };
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .thread_name(|k| format!("memdedup-w{k}"))
+            .build()
+            .map(Some)
+            .map_err(|e| Error::OutOfMemory(format!("cannot start {n} worker threads: {e}")))
+    }
+}
+
 /// [`cdist`] into `out` (`queries.len() * choices.len()` cells, every one written): the caller
-/// allocates the matrix where it will be read (the bindings: a Python buffer).
+/// allocates the matrix where it will be read (the bindings: a Python buffer). `parallel`: rows on
+/// the current rayon pool, else every row on the calling thread.
 pub fn cdist_into(
     queries: &[Text],
     choices: &[Text],
     autojunk: bool,
     cutoff: f64,
     out: &mut [f64],
+    parallel: bool,
     cancel: &Cancel,
 ) -> Result<()> {
     let n = choices.len();
@@ -150,37 +209,44 @@ pub fn cdist_into(
         return Ok(());
     }
     let bounded = cutoff > 0.0;
-    out.par_chunks_mut(n)
-        .zip(queries.par_iter())
-        .try_for_each_init(
-            || {
-                let scratch = RatioScratch::with_cancel(cancel);
-                (scratch, Lcs::default(), Vec::new())
-            },
-            |(scratch, lcs, buf), (row, q)| {
-                if bounded {
-                    lcs.load(folded(q, buf));
+    let init = || {
+        let scratch = RatioScratch::with_cancel(cancel);
+        (scratch, Lcs::default(), Vec::new())
+    };
+    let fill_row = |(scratch, lcs, buf): &mut (RatioScratch, Lcs, Vec<u8>),
+                    (row, q): (&mut [f64], &Text)| {
+        if bounded {
+            lcs.load(folded(q, buf));
+        }
+        for (cell, c) in row.iter_mut().zip(choices) {
+            cancel.check()?;
+            *cell = 0.0;
+            let (la, lb) = (q.len(), c.len());
+            if bounded {
+                let Some(need) = m_min(la + lb, cutoff) else {
+                    continue;
+                };
+                if need > la.min(lb) || !lcs.at_least(folded(c, buf), need) {
+                    continue;
                 }
-                for (cell, c) in row.iter_mut().zip(choices) {
-                    cancel.check()?;
-                    *cell = 0.0;
-                    let (la, lb) = (q.len(), c.len());
-                    if bounded {
-                        let Some(need) = m_min(la + lb, cutoff) else {
-                            continue;
-                        };
-                        if need > la.min(lb) || !lcs.at_least(folded(c, buf), need) {
-                            continue;
-                        }
-                    }
-                    let r = scratch.ratio(q, c, autojunk)?;
-                    if r >= cutoff {
-                        *cell = r;
-                    }
-                }
-                Ok::<(), Error>(())
-            },
-        )?;
+            }
+            let r = scratch.ratio(q, c, autojunk)?;
+            if r >= cutoff {
+                *cell = r;
+            }
+        }
+        Ok::<(), Error>(())
+    };
+    if parallel {
+        out.par_chunks_mut(n)
+            .zip(queries.par_iter())
+            .try_for_each_init(init, fill_row)?;
+    } else {
+        let mut state = init();
+        for row in out.chunks_mut(n).zip(queries) {
+            fill_row(&mut state, row)?;
+        }
+    }
     cancel.check()
 }
 
@@ -642,6 +708,52 @@ mod tests {
 
     fn texts(labels: &[&str]) -> Vec<Text> {
         labels.iter().map(|s| Text::from_text(s)).collect()
+    }
+
+    #[test]
+    fn cdist_is_the_same_whoever_computes_it() {
+        let queries = texts(&["the cat sat", "a dog ran", "", "ωmega the cat"]);
+        let choices = texts(&[
+            "the cat sat down",
+            "dog ran",
+            "the cat",
+            "x",
+            "ωmega cat sat",
+        ]);
+        for cutoff in [0.0, 0.5] {
+            let one = cdist(
+                &queries,
+                &choices,
+                true,
+                cutoff,
+                Workers::Calling,
+                &Cancel::never(),
+            );
+            let one = one.unwrap();
+            assert!(one.iter().any(|&r| r > 0.0));
+            for workers in [Workers::All, Workers::Threads(2), Workers::Threads(3)] {
+                let got = cdist(&queries, &choices, true, cutoff, workers, &Cancel::never());
+                assert_eq!(got.unwrap(), one, "{workers:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn workers_counts_as_rapidfuzz_takes_them() {
+        assert_eq!(Workers::from_count(-1), Ok(Workers::All));
+        assert_eq!(Workers::from_count(1), Ok(Workers::Calling));
+        assert_eq!(Workers::from_count(2), Ok(Workers::Threads(2)));
+        let most = MAX_WORKERS as i64;
+        assert_eq!(Workers::from_count(most), Ok(Workers::Threads(MAX_WORKERS)));
+        for n in [0, -2, i64::MIN, most + 1, i64::MAX] {
+            assert!(
+                matches!(Workers::from_count(n), Err(Error::InvalidInput(_))),
+                "{n}"
+            );
+        }
+        let pool = Workers::Threads(2).pool().unwrap().unwrap();
+        assert_eq!(pool.current_num_threads(), 2);
+        assert!(Workers::Calling.pool().unwrap().is_none());
     }
 
     #[test]

@@ -99,8 +99,11 @@ def cdist(
     autojunk: bool = True,
     cutoff: _Real = 0.0,
     normalise: bool = False,
+    workers: int = 1,
 ) -> bytearray:
-    """The ratio matrix, row-major, as native-endian float64s (cells below ``cutoff`` are 0.0)."""
+    """The ratio matrix, row-major, as native-endian float64s (cells below ``cutoff`` are 0.0).
+    ``workers``: 1 computes on the calling thread, -1 on every core, N (at most 1024) on a pool of N
+    threads built for the call."""
 
 def replay(
     labels: Iterable[Any],

@@ -227,9 +227,11 @@ def cdist(
     autojunk: bool = True,
     cutoff: float = 0.0,
     normalise: bool = False,
+    workers: int = 1,
 ) -> bytearray:
     """The ``len(queries) x len(choices)`` matrix of ``ratio(query, choice)`` (0.0 below ``cutoff``), row
-    by row, as native float64 bytes in a bytearray (writable, as the core's)."""
+    by row, as native float64 bytes in a bytearray (writable, as the core's). ``workers`` is accepted as
+    the core takes it and ignored: the reference computes on the calling thread."""
     out = array("d")
     for query in queries:
         q = normalise_label(query) if normalise else query
@@ -304,7 +306,9 @@ def join(
     ]
 
 
-def clusters(n: int, pairs: Sequence[tuple[int, int]], *, mode: str = "canonical") -> tuple[list[int], list]:
+def clusters(
+    n: int, pairs: Sequence[tuple[int, int]], *, mode: str = "canonical"
+) -> tuple[list[int], list[int | None]]:
     earlier: list[list[int]] = [[] for _ in range(n)]
     for i, j in pairs:
         if 0 <= i < j < n:

@@ -108,8 +108,8 @@ class _KeyPolicy:
 
     def __init__(self, raw: Mapping[str, Any]) -> None:
         self.suffixes: list[str] = list(raw["suffixes"])
-        self.final = {word: kind for kind, words in raw["final"].items() for word in words}
-        self.after = {
+        self.final: dict[str, str] = {word: kind for kind, words in raw["final"].items() for word in words}
+        self.after: dict[str, tuple[str, frozenset[str], dict[str, str], bool]] = {
             word: (
                 entry["kind"],
                 frozenset(entry["words"]),

@@ -216,12 +216,20 @@ def _check_cutoff(score_cutoff: float | None) -> float:
     return score_cutoff  # as given: the core compares a Fraction or a Decimal exactly
 
 
+# The core's cap on one call's threads (rust/batch.rs, MAX_WORKERS): a typo such as 10**9 is refused.
+MAX_WORKERS = 1024
+
+
 def _check_workers(workers: int) -> int:
     """rapidfuzz's ``workers``: -1 for every core, else 1 or more."""
     if isinstance(workers, bool) or not isinstance(workers, numbers.Integral):
         raise InputTypeError(f"workers must be an integer, not {type(workers).__name__}")
     if workers != -1 and workers < 1:
         raise InvalidInputError(f"workers must be -1 (every core) or 1 or more, not {workers}")
+    if workers > MAX_WORKERS:
+        raise InvalidInputError(
+            f"workers must be at most {MAX_WORKERS} threads (-1: every core), not {workers}"
+        )
     return int(workers)
 
 
@@ -233,10 +241,6 @@ def _check_limit(limit: int | None) -> int | None:
     if limit < 0:
         raise InvalidInputError(f"limit must be 0 or more (None: every choice), not {limit}")
     return int(limit)
-
-
-def _core_takes(function: Any, parameter: str) -> bool:
-    return parameter in (getattr(function, "__text_signature__", None) or "")
 
 
 def _choices(choices: Any) -> tuple[list[Hashable], list[Any]]:
@@ -273,17 +277,19 @@ def cdist(
     gets its exact ratio computed. ``normalise=True`` compares normalised labels. A row or column of a
     missing value (None, NaN, ``pd.NA``) is 0.0, as in rapidfuzz.
 
-    ``workers`` (default 1, as rapidfuzz): -1 for every core, else 1 or more; 0 and other negatives
-    are refused. The Rust core's pool (rayon; ``RAYON_NUM_THREADS`` sizes it) computes the matrix; a
-    core that takes ``workers`` gets it, and the result never depends on it.
+    ``workers`` (default 1, as rapidfuzz): 1 computes on the calling thread, -1 on every core (rayon's
+    global pool; ``RAYON_NUM_THREADS`` sizes it), N (at most 1024) on a pool of N threads built for the
+    call; 0 and other negatives are refused. The result never depends on it. The GIL is released
+    while the core computes, and Ctrl-C stops it.
     """
     cutoff = _check_cutoff(score_cutoff)
     workers = _check_workers(workers)
     queries, missing_queries = labels_and_mask(queries)
     choices, missing_choices = labels_and_mask(choices)
-    extra: dict[str, Any] = {"workers": workers} if _core_takes(_impl.cdist, "workers") else {}
     # A bytearray filled in place: numpy views it writable, without a copy.
-    raw = _impl.cdist(queries, choices, autojunk=autojunk, cutoff=cutoff, normalise=normalise, **extra)
+    raw = _impl.cdist(
+        queries, choices, autojunk=autojunk, cutoff=cutoff, normalise=normalise, workers=workers
+    )
     scores = np.frombuffer(raw, dtype=np.float64).reshape(len(queries), len(choices))
     if missing_queries is not None:
         scores[missing_queries, :] = 0.0

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sqlite3
 import sys
@@ -114,6 +115,25 @@ def _unit_interval(text: str) -> float:
     return value
 
 
+def _finite(text: str) -> float:
+    """A finite number (NaN compares false with everything: as a limit it would silently do nothing)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {_message(text, 40)!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, not {value}")
+    return value
+
+
+def _count(text: str) -> int:
+    """An integer, 0 or more."""
+    value = _min_chars(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, not {value}")
+    return value
+
+
 # ---------------------------------------------------------------------------------------------------
 # ingest
 # ---------------------------------------------------------------------------------------------------
@@ -153,7 +173,7 @@ def _add_ingest_parser(subparsers: Any) -> None:
         help="the dedup ratio threshold (containment applies at any threshold)",
     )
     parser.add_argument(
-        "--min-importance", type=float, default=3.0, help="ops below this importance are dropped"
+        "--min-importance", type=_finite, default=3.0, help="ops below this importance are dropped"
     )
     parser.add_argument("--max-records", type=int, default=50, help="memories minted per turn at most")
     parser.add_argument("--pii", action="store_true", help="also redact e-mail addresses and phone numbers")
@@ -406,7 +426,7 @@ def _add_dedup_parser(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--scheduler-timeout",
-        type=float,
+        type=_finite,
         default=10.0,
         metavar="SECONDS",
         help="dask: how long to try to reach --scheduler",
@@ -636,7 +656,7 @@ def _add_tune_parser(subparsers: Any) -> None:
     parser.add_argument(
         "--guards", type=_guards_arg, default="none", help="none, value, negation, all or value,negation"
     )
-    parser.add_argument("--show", type=int, default=20, help="false merges and misses listed (0: all)")
+    parser.add_argument("--show", type=_count, default=20, help="false merges and misses listed (0: all)")
     parser.add_argument("--json", action="store_true", help="print the full report as JSON")
     parser.add_argument(
         "--plot",
@@ -708,7 +728,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args))
+        status = int(args.func(args))
+        # Flushed here, not at exit: a reader that went away (``| head``) is answered below.
+        sys.stdout.flush()
+        return status
     except MemdedupError as exc:
         print(f"memdedup {args.command}: error: {_message(exc)}", file=sys.stderr)
         return 2
@@ -727,6 +750,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f" {_message(exc.filename)}" if exc.filename else ""
         print(f"memdedup {args.command}: error:{where} {_message(exc.strerror or exc)}", file=sys.stderr)
         return 2
+    except Exception as exc:  # the last resort: a bug or a broken environment, still one line
+        return _unexpected(args.command, exc)
+
+
+def _unexpected(command: str, exc: Exception) -> int:
+    """One line on stderr naming the command and the exception type, its message scrubbed and cut
+    (:func:`_message`: no input reaches the terminal unscrubbed), exit 1; ``MEMDEDUP_DEBUG=1`` prints
+    the traceback first."""
+    import traceback
+
+    if os.environ.get("MEMDEDUP_DEBUG", "").strip() not in ("", "0"):
+        traceback.print_exception(exc, file=sys.stderr)
+    try:
+        detail = _message(exc, 300)
+    except Exception:  # scrubbing failed too: say nothing of the message rather than risk it
+        detail = "(message withheld)"
+    print(
+        f"memdedup {command}: unexpected error ({type(exc).__name__}): {detail} "
+        "(a bug or a broken environment; MEMDEDUP_DEBUG=1 shows the traceback)",
+        file=sys.stderr,
+    )
+    return 1
 
 
 if __name__ == "__main__":

@@ -38,6 +38,7 @@ from memdedup.errors import InvalidInputError
 from memdedup.inputs import display_name, input_size
 from memdedup.missing import as_labels, label_text
 from memdedup.progress import Progress
+from memdedup.scrub import redact
 
 try:
     import dask
@@ -85,7 +86,9 @@ def _jsonl_rows(lines: list[str], columns: tuple[str, ...], path: str) -> list[t
     label, *others = columns
     out = []
     for line in lines:
-        row = tables.parse_jsonl_row(line, label, f"{path} (the line {line[:80]!r})")
+        # The line quoted scrubbed, as every message quotes input (a credential never reaches the error).
+        where = f"{path} (the line {redact(line, 80)!r})"
+        row = tables.parse_jsonl_row(line, label, where, others)
         if row is None:
             continue
         out.append((label_text(row[label]), *(tables.cell_value(row, c) for c in others)))

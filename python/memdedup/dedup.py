@@ -72,9 +72,10 @@ def labels_match(stored: str, incoming: str, *, threshold: float) -> bool:
     which fails (or answers) exactly where the seed does.
     """
     try:
-        return _impl.labels_match(stored, incoming, threshold=threshold, missing=False)
+        matched: bool = _impl.labels_match(stored, incoming, threshold=threshold, missing=False)
     except InputTypeError:
-        return _reference.labels_match(stored, incoming, threshold=threshold, missing=False)
+        matched = _reference.labels_match(stored, incoming, threshold=threshold, missing=False)
+    return matched
 
 
 async def find_canonical_node(

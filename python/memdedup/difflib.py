@@ -132,7 +132,7 @@ def _safe_elements(seq: Iterable[object]) -> bool:
     return all(map(_safe_element, seq))
 
 
-def _standard_matcher() -> type[_std.SequenceMatcher]:
+def _standard_matcher() -> type[_std.SequenceMatcher[Any]]:
     """The standard library's own ``SequenceMatcher`` class, even when ``difflib.SequenceMatcher`` has
     been replaced (by :func:`install`, or by hand) before this module was (re)imported: the class that
     defines ``__chain_b`` in module ``difflib``, found on the current binding's MRO."""
@@ -183,6 +183,18 @@ _LAZY = ("_b2j", "_bjunk", "_bpopular", "_fullbcount")
 class _FastSequenceMatcher(_StdSequenceMatcher):  # type: ignore[misc,valid-type]
     """difflib's ``SequenceMatcher`` with the matching done by the Rust core; a subclass of it, so
     ``isinstance(sm, difflib.SequenceMatcher)`` holds and every method not overridden is difflib's."""
+
+    # difflib's attributes this class reads and sets (its base is chosen at import, so mypy does not
+    # see them); declarations only, no class attributes at run time.
+    a: Any
+    b: Any
+    isjunk: Callable[[Any], bool] | None
+    autojunk: bool
+    opcodes: list[tuple[str, int, int, int, int]] | None
+    _b2j: dict[Any, list[int]]
+    _bjunk: set[Any]
+    _bpopular: set[Any]
+    _fullbcount: dict[Any, int] | None
 
     # ------------------------------------------------------------------ second sequence
     def _chain_b(self) -> None:
@@ -386,16 +398,20 @@ class _FastSequenceMatcher(_StdSequenceMatcher):  # type: ignore[misc,valid-type
                 and 0 <= alo <= ahi <= la
                 and 0 <= blo <= bhi <= lb
             ):
-                return Match._make(self._index.find_longest_match(codes, alo, ahi, blo, bhi))
-        return super().find_longest_match(alo, ahi, blo, bhi)
+                found: Match = Match._make(self._index.find_longest_match(codes, alo, ahi, blo, bhi))
+                return found
+        standard: Match = super().find_longest_match(alo, ahi, blo, bhi)
+        return standard
 
     def get_matching_blocks(self) -> list[Match]:
         """difflib's matching blocks (cached), ending with the ``(len(a), len(b), 0)`` sentinel."""
-        if self.matching_blocks is not None:
-            return self.matching_blocks
+        cached = self.matching_blocks
+        if cached is not None:
+            return cached
         codes = self._fast()
         if codes is None:
-            return super().get_matching_blocks()
+            standard: list[Match] = super().get_matching_blocks()
+            return standard
         blocks = self._index.matching_blocks(codes)
         blocks.append((len(codes), len(self.b), 0))
         self.matching_blocks = list(map(tuple.__new__, repeat(Match), blocks))
@@ -406,10 +422,11 @@ class _FastSequenceMatcher(_StdSequenceMatcher):  # type: ignore[misc,valid-type
         if self.opcodes is None and self.matching_blocks is None:
             codes = self._fast()
             if codes is not None:
-                ops = self.opcodes = self._index.opcodes(codes)
-                self._blocks_source = ops
+                ops: list[tuple[str, int, int, int, int]] = self._index.opcodes(codes)
+                self.opcodes = self._blocks_source = ops
                 return ops
-        return super().get_opcodes()
+        standard: list[tuple[str, int, int, int, int]] = super().get_opcodes()
+        return standard
 
     # ------------------------------------------------------------------ difflib's caches
     @property
@@ -418,9 +435,10 @@ class _FastSequenceMatcher(_StdSequenceMatcher):  # type: ignore[misc,valid-type
         from those opcodes when first read (their ``equal`` runs are the blocks, then the sentinel),
         so ``get_opcodes()`` does not build blocks nobody reads."""
         state = self.__dict__
-        blocks = state.get("_blocks")
-        source = state.get("_blocks_source")
-        if blocks is None and source is not None and source is state.get("opcodes"):
+        blocks: list[Match] | None = state.get("_blocks")
+        source: list[tuple[str, int, int, int, int]] | None = state.get("_blocks_source")
+        opcodes: object = state.get("opcodes")
+        if blocks is None and source is not None and source is opcodes:
             blocks = [Match(i1, j1, i2 - i1) for tag, i1, i2, j1, j2 in source if tag == "equal"]
             blocks.append(Match(source[-1][2], source[-1][4], 0) if source else Match(0, 0, 0))
             state["_blocks"] = blocks
@@ -437,13 +455,15 @@ class _FastSequenceMatcher(_StdSequenceMatcher):  # type: ignore[misc,valid-type
             codes = self._fast()
             if codes is not None:
                 return _calculate_ratio(self._index.matches(codes), len(codes) + len(self.b))
-        return super().ratio()
+        standard: float = super().ratio()
+        return standard
 
     def quick_ratio(self) -> float:
         """An upper bound on ``ratio()`` from the multiset intersection of ``a`` and ``b``."""
         codes = self._a_codes()
         if codes is None:
-            return super().quick_ratio()
+            standard: float = super().quick_ratio()
+            return standard
         if self._fullbcount is None:
             self._fullbcount = _UNSET
         return _calculate_ratio(self._index.quick_matches(codes), len(codes) + len(self.b))
@@ -498,7 +518,7 @@ def _length_window(lw: int, cutoff: Any) -> tuple[int, float]:
     correctly rounded division keeps that order), found with difflib's own expression."""
 
     def accepts(lx: int) -> bool:
-        return _calculate_ratio(min(lx, lw), lx + lw) >= cutoff
+        return bool(_calculate_ratio(min(lx, lw), lx + lw) >= cutoff)
 
     lo, hi = 0, lw  # smallest accepted length in [0, lw]; lw itself always passes (1.0 >= cutoff)
     while lo < hi:
@@ -593,8 +613,8 @@ if _SequenceIndex is None:
     SequenceMatcher = _StdSequenceMatcher
     get_close_matches = _STANDARD["get_close_matches"]
 else:
-    SequenceMatcher = _FastSequenceMatcher  # type: ignore[misc,assignment]
-    get_close_matches = _get_close_matches  # type: ignore[assignment]
+    SequenceMatcher = _FastSequenceMatcher
+    get_close_matches = _get_close_matches
 
 
 # --------------------------------------------------------------------------------------------------

@@ -287,7 +287,9 @@ def replay_guarded(
     nan = float("nan")
     for i, (text, part) in enumerate(zip(texts, partitions, strict=True)):
         if not text.strip():
-            canonical.append(i), reason.append("empty"), score.append(nan)
+            canonical.append(i)
+            reason.append("empty")
+            score.append(nan)
             continue
         key = text.strip() if prefix == "raw" else _impl.normalise_label(text)
         query = key[:prefix_len]
@@ -302,9 +304,13 @@ def replay_guarded(
         if hit is None:
             for length in range(min(len(key), prefix_len) + 1):
                 index.setdefault((part, length), {}).setdefault(key[:length], []).append(i)
-            canonical.append(i), reason.append("new"), score.append(nan)
+            canonical.append(i)
+            reason.append("new")
+            score.append(nan)
         else:
             decided = _impl.match_reason(texts[hit], text, threshold=threshold, min_chars=min_chars)
             assert decided is not None
-            canonical.append(hit), reason.append(decided[0]), score.append(decided[1])
+            canonical.append(hit)
+            reason.append(decided[0])
+            score.append(decided[1])
     return canonical, reason, score

@@ -534,7 +534,7 @@ class _Run:
         """:meth:`consume` inside an event loop, which runs between turns."""
         with self:
             if isinstance(turns, AsyncIterator) or hasattr(turns, "__aiter__"):
-                async for item in turns:  # type: ignore[union-attr]
+                async for item in turns:
                     if self.stop_requested:
                         break
                     self.ingest(item)
@@ -592,7 +592,7 @@ def ingest_turns(
     )
     if hasattr(turns, "__aiter__"):
         return asyncio.run(run.aconsume(turns))
-    return run.consume(turns)  # type: ignore[arg-type]
+    return run.consume(turns)
 
 
 async def aingest_turns(

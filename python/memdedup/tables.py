@@ -8,7 +8,10 @@ otherwise). Bytes are opened as :mod:`memdedup.inputs` opens every input: gzip b
 strictly, errors naming the file, the line and the byte.
 
 Labels: a missing value (JSON ``null``, a Parquet null, NaN) is the empty label (:mod:`memdedup.missing`);
-another non-text value is its ``str()``.
+any other label must be text: a JSONL label that is a number, boolean, array or object, or a Parquet label
+column that is not string, is an error (``str()`` of such a value is no label anyone wrote). A field read
+given twice on a JSON line, or holding an escaped lone surrogate, is an error naming the line
+(:func:`check_fields`); so is a CSV header naming a column read twice, or a row longer than the header.
 
 Scope and layer cells keep their type, so they partition exactly as :func:`memdedup.batch.replay` keys
 them: a JSON string, number, boolean or ``null`` is that Python value, an object or array a
@@ -38,7 +41,7 @@ from typing import IO, Any, cast
 
 from memdedup.errors import InvalidInputError
 from memdedup.inputs import STDIN, decode_utf8, display_name, input_size, is_parquet, read_bytes, split_lines
-from memdedup.missing import label_text
+from memdedup.missing import is_missing, label_text
 from memdedup.progress import Progress
 
 __all__ = [
@@ -47,6 +50,7 @@ __all__ = [
     "OUTPUT_FORMATS",
     "JSONValue",
     "LabelTable",
+    "check_fields",
     "input_format",
     "output_format",
     "parse_jsonl_row",
@@ -223,19 +227,37 @@ def read_columns(
 def _read_csv(
     text: str, name: str, label: str, others: Sequence[str], progress: Progress
 ) -> tuple[list[str], dict[str, list[Any] | None], str]:
+    # csv refuses a field over 128 KiB by default: a long label is still a label (the text is in memory
+    # already, so no limit protects anything here).
+    if csv.field_size_limit() < len(text):
+        csv.field_size_limit(min(len(text), sys.maxsize))
     reader = csv.DictReader(io.StringIO(text, newline=""))
     try:
         header = reader.fieldnames or []
     except csv.Error as exc:
         raise InvalidInputError(f"{name}:1: not CSV ({exc})") from exc
+    if not header:
+        raise InvalidInputError(
+            f"{name}: no header row (the file is empty); a CSV starts with its column names"
+        )
     if label not in header:
         raise InvalidInputError(f"{name}: the CSV header has no {label!r} column (it has {header})")
+    for c in (label, *others):
+        if header.count(c) > 1:
+            raise InvalidInputError(
+                f"{name}:1: duplicate column {c!r} in the header: which one holds the values is ambiguous"
+            )
     present = [c for c in others if c in header]
     labels: list[str] = []
     columns: dict[str, list[Any]] = {c: [] for c in present}
     with progress.bar("parse", None, unit=" rows", unit_scale=True) as advance:
         try:
             for row in reader:
+                if None in row:  # csv.DictReader's key for the cells past the header's
+                    raise InvalidInputError(
+                        f"{name}:{reader.line_num}: {len(header) + len(row[None])} fields, but the header "
+                        f"has {len(header)} (an unquoted comma, or a row of another file?)"
+                    )
                 labels.append(label_text(row.get(label)))
                 for c in present:
                     columns[c].append(cell_value(row, c, csv=True))
@@ -246,9 +268,18 @@ def _read_csv(
     return labels, {c: columns.get(c) for c in others}, name
 
 
-def parse_jsonl_row(line: str, label_column: str, where: str) -> dict[str, Any] | None:
+_JSON_KINDS = {bool: "boolean", int: "number", float: "number", list: "array", dict: "object"}
+
+
+def parse_jsonl_row(
+    line: str, label_column: str, where: str, others: Sequence[str] = ()
+) -> dict[str, Any] | None:
     """One JSONL line as an object holding ``label_column``; None for a blank line; an error naming
-    ``where`` (``FILE:LINE``) for anything else."""
+    ``where`` (``FILE:LINE``) for anything else: not JSON, not an object, no label field, a label that
+    is not a string or null (a number, a boolean, an array or an object has no one text: quote it), a
+    field memdedup reads (the label and ``others``) given twice (JSON would keep one value silently), or
+    one holding an escaped lone surrogate (``"\\ud800"``: valid JSON, but no text, and no UTF-8 file
+    can hold it)."""
     if not line.strip():
         return None
     try:
@@ -261,7 +292,59 @@ def parse_jsonl_row(line: str, label_column: str, where: str) -> dict[str, Any] 
         raise InvalidInputError(f"{where}: expected a JSON object, not {type(row).__name__}")
     if label_column not in row:
         raise InvalidInputError(f"{where}: no {label_column!r} field")
+    label = row[label_column]
+    if not isinstance(label, str) and not is_missing(label):  # null, and NaN (Python writes it), are empty
+        raise InvalidInputError(
+            f"{where}: the {label_column!r} field is a JSON {_JSON_KINDS.get(type(label), 'value')}, not a "
+            "string (or null): a label is text; quote it"
+        )
+    check_fields(line, row, (label_column, *others), where)
     return row
+
+
+def check_fields(line: str, row: dict[str, Any], fields: Sequence[str], where: str) -> None:
+    """Refuse a JSON line (parsed as ``row``) that gives one of ``fields`` twice (JSON would keep one
+    value silently) or holds an escaped lone surrogate in one (valid JSON, but no text: no UTF-8 output
+    can hold it). The one rule for every JSONL reader (``dedup``, the Dask reader, ``tune``)."""
+    # Both checks are needed only where the raw line can hold what they look for: a \u escape (a
+    # surrogate or a key written with escapes) or a key's quoted name twice. Plain lines skip them.
+    if "\\u" not in line and all(line.count(f'"{c}"') <= 1 for c in fields):
+        return
+    _check_keys(line, fields, where)
+    for c in fields:
+        if c in row and _lone_surrogate(row[c]):
+            raise InvalidInputError(
+                f"{where}: the {c!r} field holds an escaped lone surrogate (\\ud800-\\udfff without "
+                "its pair): it is no text, and no UTF-8 file can hold it"
+            )
+
+
+def _check_keys(line: str, read: Sequence[str], where: str) -> None:
+    """Refuse a line whose top-level object gives one of the fields in ``read`` twice."""
+    objects: list[list[tuple[str, Any]]] = []
+
+    def keep(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        objects.append(pairs)
+        return dict(pairs)
+
+    json.loads(line, object_pairs_hook=keep)
+    top = [key for key, _ in objects[-1]]  # the top-level object is the last one built
+    for c in read:
+        if top.count(c) > 1:
+            raise InvalidInputError(
+                f"{where}: duplicate key {c!r}: JSON would keep one of its {top.count(c)} values silently; "
+                "write it once"
+            )
+
+
+def _lone_surrogate(value: Any) -> bool:
+    """Whether a JSON value holds a lone surrogate anywhere (a str that UTF-8 cannot encode)."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _read_jsonl(
@@ -270,7 +353,7 @@ def _read_jsonl(
     rows: list[dict[str, Any]] = []
     with progress.bar("parse", None, unit=" lines", unit_scale=True) as advance:
         for number, line in enumerate(split_lines(text), 1):
-            row = parse_jsonl_row(line, label, f"{name}:{number}")
+            row = parse_jsonl_row(line, label, f"{name}:{number}", others)
             if row is not None:
                 rows.append(row)
             if number % 4096 == 0:
@@ -301,9 +384,24 @@ def _read_parquet(
         raise InvalidInputError(f"{name}: not a readable Parquet file ({exc})") from exc
     if label not in names:
         raise InvalidInputError(f"{name}: no {label!r} column (it has {names})")
+    label_type = parquet.schema_arrow.field(label).type
+    if pa.types.is_dictionary(label_type):
+        label_type = label_type.value_type
+    if not (
+        pa.types.is_string(label_type)
+        or pa.types.is_large_string(label_type)
+        or pa.types.is_null(label_type)
+        or (hasattr(pa.types, "is_string_view") and pa.types.is_string_view(label_type))
+    ):
+        raise InvalidInputError(
+            f"{name}: the {label!r} column holds {label_type}, not string: a label is text (cast the column "
+            "to string first)"
+        )
     present = [c for c in others if c in names]
+    # One thread: a read on Arrow's pool sometimes left a worker alive at exit, and the process then
+    # aborted ("terminate called without an active exception", apache/arrow#34314) after its work.
     try:
-        table = parquet.read(columns=[label, *present])
+        table = parquet.read(columns=[label, *present], use_threads=False)
     except (pa.ArrowException, OSError) as exc:
         raise InvalidInputError(f"{name}: not a readable Parquet file ({exc})") from exc
     labels = [label_text(v) for v in table.column(label).to_pylist()]

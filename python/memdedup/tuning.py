@@ -40,6 +40,7 @@ from memdedup._reference import DEDUP_PREFIX_LEN, DEDUP_SIMILARITY_THRESHOLD, DE
 from memdedup.errors import InvalidInputError
 from memdedup.guards import Guards, as_guards, negation_blocks, value_blocks, why_blocked
 from memdedup.inputs import display_name, read_text, split_lines
+from memdedup.tables import check_fields
 
 __all__ = [
     "PREFIX_MODES",
@@ -124,8 +125,11 @@ def parse_pairs(lines: Iterable[str], source: str = "<pairs>") -> list[LabelledP
             row = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InvalidInputError(f"{where}: not JSON ({exc.msg})") from exc
+        except RecursionError:
+            raise InvalidInputError(f"{where}: not JSON (nested too deeply)") from None
         if not isinstance(row, dict):
             raise InvalidInputError(f"{where}: expected a JSON object")
+        check_fields(line, row, ("stored", "incoming", "same_fact", "class"), where)
         missing = [key for key in ("stored", "incoming", "same_fact") if key not in row]
         if missing:
             raise InvalidInputError(f"{where}: no {missing[0]!r} field")

@@ -3,7 +3,7 @@
 //! without it, in parallel, answering Ctrl-C; results go back as Python buffers filled in place.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyList, PyString};
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyInt, PyList, PyString};
 
 use super::coerce::{
     collect, count, index_pairs, params, u32s, MinChars, Mode, Prefix, Size, Threshold,
@@ -11,9 +11,10 @@ use super::coerce::{
 };
 use super::error::{invalid, to_pyerr, type_name, wrong_type};
 use super::ffi;
-use super::interrupt::{run_here, run_pool, Signals};
+use super::interrupt::{run_here, run_pool, run_pool_in, Signals};
 use super::text::{label_str, normalise_str, normalised, text_of, MissingAsEmpty};
-use crate::batch::{ReplayInput, ReplayParams, DEFAULT_PREFIX_LEN, DEFAULT_QUERY_LIMIT};
+use crate::batch::{ReplayInput, ReplayParams, Workers, DEFAULT_PREFIX_LEN, DEFAULT_QUERY_LIMIT};
+use crate::cancel::Cancel;
 use crate::error::{Error, Result};
 use crate::labels::{self, LabelBatch, PairReader, PIPELINE_CHUNK};
 use crate::text::Text;
@@ -161,12 +162,30 @@ fn cdist_item(item: &Bound<'_, PyAny>, normalise: bool) -> PyResult<Option<Text>
     }
 }
 
+/// rapidfuzz's `workers` (an int: -1 for every core, else 1 to `MAX_WORKERS`).
+fn workers_of(workers: &Bound<'_, PyAny>) -> PyResult<Workers> {
+    let py = workers.py();
+    if workers.is_instance_of::<PyBool>() || !workers.is_instance_of::<PyInt>() {
+        return Err(wrong_type(
+            py,
+            format!("workers must be an integer, not {}", type_name(workers)),
+        ));
+    }
+    // An int beyond i64 is beyond either bound: saturate it and let the bound name it.
+    let n = match workers.extract::<i64>() {
+        Ok(n) => n,
+        Err(_) if workers.lt(0)? => i64::MIN,
+        Err(_) => i64::MAX,
+    };
+    Workers::from_count(n).map_err(|e| to_pyerr(py, e))
+}
+
 /// The exact ratio matrix `ratio(queries[i], choices[j])`, row-major, as native-endian f64s in a
 /// bytearray (numpy views it without a copy); entries under `cutoff` are 0.0.
 #[pyfunction]
 #[pyo3(
-    signature = (queries, choices, *, autojunk = true, cutoff = Threshold(0.0), normalise = false),
-    text_signature = "(queries, choices, *, autojunk=True, cutoff=0.0, normalise=False)"
+    signature = (queries, choices, *, autojunk = true, cutoff = Threshold(0.0), normalise = false, workers = None),
+    text_signature = "(queries, choices, *, autojunk=True, cutoff=0.0, normalise=False, workers=1)"
 )]
 pub fn cdist<'py>(
     py: Python<'py>,
@@ -175,7 +194,9 @@ pub fn cdist<'py>(
     autojunk: bool,
     cutoff: Threshold,
     normalise: bool,
+    workers: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyByteArray>> {
+    let workers = workers.map_or(Ok(Workers::Calling), workers_of)?;
     // The texts, and the str subclasses apart (with their positions): difflib decides their cells.
     let read = |seq: &Bound<'py, PyAny>| -> PyResult<(Vec<Text>, ffi::IndexedAny<'py>)> {
         let mut odd = Vec::new();
@@ -195,9 +216,17 @@ pub fn cdist<'py>(
     let (nq, nc) = (q_texts.len(), c_texts.len());
     let cells = crate::alloc::product(nq, nc, "the ratio matrix").map_err(|e| to_pyerr(py, e))?;
     let (matrix, ()) = ffi::filled_bytearray::<f64, ()>(py, cells, |out| {
-        run_pool(py, |cancel| {
-            crate::batch::cdist_into(&q_texts, &c_texts, autojunk, cutoff.0, out, cancel)
-        })?;
+        let mut fill = |parallel: bool, cancel: &Cancel| {
+            crate::batch::cdist_into(
+                &q_texts, &c_texts, autojunk, cutoff.0, out, parallel, cancel,
+            )
+        };
+        match workers.pool().map_err(|e| to_pyerr(py, e))? {
+            Some(pool) => run_pool_in(py, Some(&pool), |cancel| fill(true, cancel))?,
+            None if workers == Workers::All => run_pool(py, |cancel| fill(true, cancel))?,
+            // The calling thread alone: no pool is started.
+            None => run_here(py, cells, |cancel| fill(false, cancel))?,
+        }
         if q_odd.is_empty() && c_odd.is_empty() {
             return Ok(());
         }

@@ -122,9 +122,34 @@ pub fn run_pool<T: Send>(
     py: Python<'_>,
     work: impl FnOnce(&Cancel) -> Result<T> + Send,
 ) -> PyResult<T> {
+    run_pool_in(py, None, work)
+}
+
+/// rayon's `in_place_scope` on `pool`, or on the global pool.
+fn in_place_scope<'scope, R>(
+    pool: Option<&rayon::ThreadPool>,
+    op: impl FnOnce(&rayon::Scope<'scope>) -> R,
+) -> R {
+    match pool {
+        Some(pool) => pool.in_place_scope(op),
+        None => rayon::in_place_scope(op),
+    }
+}
+
+/// [`run_pool`] on `pool` (a pool built for the call) instead of rayon's global pool: the work's
+/// parallel iterators run on the pool they are called from.
+pub fn run_pool_in<T: Send>(
+    py: Python<'_>,
+    pool: Option<&rayon::ThreadPool>,
+    work: impl FnOnce(&Cancel) -> Result<T> + Send,
+) -> PyResult<T> {
     if !on_main_thread() {
+        let work = || work(&Cancel::never());
         return py
-            .detach(|| work(&Cancel::never()))
+            .detach(|| match pool {
+                Some(pool) => pool.install(work),
+                None => work(),
+            })
             .map_err(|e| to_pyerr(py, e));
     }
     let cancel = Cancel::new();
@@ -132,7 +157,7 @@ pub fn run_pool<T: Send>(
     let waiter = std::thread::current();
     let mut result = None;
     let mut raised = None;
-    rayon::in_place_scope(|scope| {
+    in_place_scope(pool, |scope| {
         scope.spawn(|_| {
             result = Some(work(&cancel));
             done.store(true, Ordering::Release);

@@ -160,7 +160,7 @@ async def find_canonical_node(
     """:func:`memdedup.dedup.find_canonical_node` with symfonic-core's signature exactly (no ``guards``),
     logging a swallowed lookup failure at DEBUG on symfonic's ``symfonic.memory.dedup`` logger: the
     function installed as ``symfonic.memory.dedup.find_canonical_node``."""
-    return await _dedup._find_canonical_node(
+    found: MemoryNode | None = await _dedup._find_canonical_node(
         graph,
         scope,
         layer=layer,
@@ -170,6 +170,7 @@ async def find_canonical_node(
         guards=None,
         log=_symfonic_dedup_logger,
     )
+    return found
 
 
 def similarity(a: str, b: str) -> float:
@@ -182,8 +183,9 @@ def similarity(a: str, b: str) -> float:
     """
     a, b = a.lower(), b.lower()
     if type(a) is str and type(b) is str:
-        return _ratio(a, b)
-    return _mdifflib.SequenceMatcher(None, a, b).ratio()  # type: ignore[no-any-return]
+        score: float = _ratio(a, b)
+        return score
+    return _mdifflib.SequenceMatcher(None, a, b).ratio()
 
 
 # --------------------------------------------------------------------------------------------------

@@ -215,7 +215,7 @@ def _wrap_lookup(key: str, replacement: Any) -> Any:
     return find_canonical_node
 
 
-def _wrap_class(key: str, replacement: type) -> type:
+def _wrap_class(key: str, replacement: type[Any]) -> type:
     def compared(name: str) -> Any:
         def method(self: Any) -> Any:
             ours = _outcome(lambda: getattr(super(shadowed, self), name)())
@@ -280,7 +280,8 @@ def _more_stateful_examples(count: int) -> None:
         more = hypothesis.settings(base, max_examples=max(count, base.max_examples))
         return run(machine, settings=more, **kwargs)
 
-    hypothesis.stateful.run_state_machine_as_test = run_state_machine_as_test
+    # A patch of hypothesis's function (its signature differs from ours on purpose: it forwards).
+    setattr(hypothesis.stateful, "run_state_machine_as_test", run_state_machine_as_test)  # noqa: B010
 
 
 def pytest_configure(config: pytest.Config) -> None:
