@@ -47,10 +47,8 @@ class _Help(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpF
 
 def _shorten(text: str, width: int) -> str:
     """One line, at most ``width`` characters (an ellipsis marks a cut), scrubbed before it is cut
-    (:func:`memdedup.scrub.redact`): what a report prints is never a secret's first characters."""
-    from memdedup.scrub import redact
-
-    return redact(" ".join(str(text).split()), width)
+    (:func:`_message`): what a report prints is never a secret's first characters."""
+    return _message(" ".join(str(text).split()), width)
 
 
 def _message(value: object, width: int | None = None) -> str:
