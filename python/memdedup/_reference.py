@@ -13,6 +13,7 @@ Shared rules live with their owners, not here: scope paths and ownership in :mod
 from __future__ import annotations
 
 import logging
+import sys
 from array import array
 from collections.abc import Sequence
 from difflib import SequenceMatcher
@@ -338,3 +339,65 @@ def clusters(
     else:
         raise ValueError(f"mode must be 'canonical' or 'components', not {mode!r}")
     return canonical, via
+
+
+class LabelIndex:
+    """The core's ``LabelIndex``, by brute force: a query decides every live label of its partition, in
+    slot order, with :func:`match_reason`. Slots number insertions from 0, so slot order is insertion
+    order. ``min_chars`` is the value the core tunes its containment filter for; answers never depend
+    on it."""
+
+    def __init__(self, min_chars: int = DEDUP_SUBSUME_MIN_CHARS) -> None:
+        if not isinstance(min_chars, int) or isinstance(min_chars, bool) or min_chars < 0:
+            raise ValueError(f"min_chars must be a non-negative int, not {min_chars!r}")
+        self._entries: dict[int, tuple[int, Any]] = {}
+        self._next = 0
+
+    def insert(self, label: Any, partition: int) -> int:
+        normalise_label(_label(label, True))  # refuses what the core refuses, before anything is stored
+        slot = self._next
+        self._entries[slot] = (int(partition), _label(label, True))
+        self._next += 1
+        return slot
+
+    def insert_many(self, labels: Sequence[Any], partitions: Sequence[int]) -> int:
+        labels, partitions = list(labels), list(partitions)
+        if len(labels) != len(partitions):
+            raise ValueError(f"{len(labels)} labels but {len(partitions)} partitions")
+        for label in labels:
+            normalise_label(_label(label, True))
+        first = self._next
+        for label, partition in zip(labels, partitions, strict=True):
+            self.insert(label, partition)
+        return first
+
+    def remove(self, slot: int) -> bool:
+        return self._entries.pop(slot, None) is not None
+
+    def query(
+        self,
+        label: Any,
+        partition: int,
+        *,
+        threshold: float = DEDUP_SIMILARITY_THRESHOLD,
+        min_chars: int = DEDUP_SUBSUME_MIN_CHARS,
+        first: bool = False,
+    ) -> list[tuple[int, str, float]]:
+        incoming = _label(label, True)
+        normalise_label(incoming)
+        found = []
+        for slot, (part, stored) in self._entries.items():
+            if part != partition:
+                continue
+            reason = match_reason(stored, incoming, threshold=threshold, min_chars=min_chars)
+            if reason is not None:
+                found.append((slot, reason[0], reason[1]))
+                if first:
+                    break
+        return found
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def memory_bytes(self) -> int:
+        return sys.getsizeof(self._entries) + sum(sys.getsizeof(v[1]) for v in self._entries.values())
