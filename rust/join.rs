@@ -1379,7 +1379,7 @@ impl Counts {
 // Per-pair bounds on M
 
 /// Buckets of the character histogram bound.
-const BUCKETS: usize = 32;
+pub(crate) const BUCKETS: usize = 32;
 
 /// The histogram bucket of a code point: each lower-case ASCII letter, the space and the digits get
 /// their own, other ASCII shares four, and other code points are scattered over all 32. Any
@@ -1397,7 +1397,7 @@ fn bucket(c: u32) -> usize {
 
 /// The bucketed character histogram of a label, or None when a count might not fit a byte (labels
 /// longer than 255 elements; their pairs skip this bound).
-fn histogram(t: &Text) -> Option<[u8; BUCKETS]> {
+pub(crate) fn histogram(t: &Text) -> Option<[u8; BUCKETS]> {
     if t.len() > 255 {
         return None;
     }
@@ -1414,7 +1414,7 @@ fn histogram(t: &Text) -> Option<[u8; BUCKETS]> {
 /// merging characters into buckets can only raise each `min` (`min(x1 + x2, y1 + y2) >=
 /// min(x1, y1) + min(x2, y2)`), so this is an upper bound on `M`.
 #[inline]
-fn hist_overlap(a: &[u8; BUCKETS], b: &[u8; BUCKETS]) -> u32 {
+pub(crate) fn hist_overlap(a: &[u8; BUCKETS], b: &[u8; BUCKETS]) -> u32 {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::*;
@@ -1439,7 +1439,7 @@ fn hist_overlap(a: &[u8; BUCKETS], b: &[u8; BUCKETS]) -> u32 {
 }
 
 /// Buckets of the coarse histogram the window scan tries first.
-const COARSE: usize = 16;
+pub(crate) const COARSE: usize = 16;
 
 /// The coarse bucket of a code point: the space and the eight most frequent letters of the real
 /// corpus (e, a, o, t, i, n, r, s) alone, the other letters grouped frequent with rare, one bucket
@@ -1461,7 +1461,7 @@ fn coarse_bucket(c: u32) -> usize {
 }
 
 /// The coarse histogram (None when a count might not fit a byte).
-fn coarse_histogram(t: &Text) -> Option<[u8; COARSE]> {
+pub(crate) fn coarse_histogram(t: &Text) -> Option<[u8; COARSE]> {
     if t.len() > 255 {
         return None;
     }
@@ -1500,13 +1500,13 @@ fn prefetch_slice<T>(v: &[T]) {
 }
 
 /// The coarse and fine histograms of one label, and of a run of labels.
-type Hists<'h> = (&'h [u8; COARSE], &'h [u8; BUCKETS]);
-type HistRun<'h> = (&'h [[u8; COARSE]], &'h [[u8; BUCKETS]]);
+pub(crate) type Hists<'h> = (&'h [u8; COARSE], &'h [u8; BUCKETS]);
+pub(crate) type HistRun<'h> = (&'h [[u8; COARSE]], &'h [[u8; BUCKETS]]);
 
 /// The indices `k` of a run whose coarse and then fine overlap with `x` reach `need`, ascending,
 /// written to `hits[..n]`; returns `n`. (Both are upper bounds on `M`; the coarse one is half the
 /// bytes, so it goes first.) `hits` is grown to the run's length when shorter.
-fn coarse_filter_run(x: Hists, ys: HistRun, need: usize, hits: &mut Vec<u32>) -> usize {
+pub(crate) fn coarse_filter_run(x: Hists, ys: HistRun, need: usize, hits: &mut Vec<u32>) -> usize {
     let len = ys.0.len().min(ys.1.len());
     if hits.len() < len {
         hits.resize(len, 0);

@@ -19,12 +19,14 @@ pub mod close;
 pub mod contract;
 pub mod elements;
 pub mod error;
+pub mod index;
 pub mod join;
 pub mod labels;
 pub mod lower;
 pub mod matcher;
 pub mod normalise;
 pub mod scrub;
+pub mod simd;
 pub mod sym;
 #[cfg(test)]
 mod test_rng;

@@ -16,6 +16,7 @@ _Count: TypeAlias = SupportsIndex | SupportsFloat | Any
 
 __all__ = [
     "Codes",
+    "LabelIndex",
     "SequenceIndex",
     "__version__",
     "cdist",
@@ -128,6 +129,27 @@ def pair_reasons(
     threshold: _Real = 0.85,
     min_chars: _Count = 16,
 ) -> tuple[list[str | None], list[float]]: ...
+
+@final
+class LabelIndex:
+    """Normalised labels under slots (insertion numbers) and int partitions; exact queries under the
+    match contract, oldest first. Reads share a lock and run concurrently; writes wait for them."""
+
+    def __new__(cls, min_chars: _Count = 16) -> LabelIndex: ...
+    def insert(self, label: Any, partition: int) -> int: ...
+    def insert_many(self, labels: Iterable[Any], partitions: Iterable[int]) -> int: ...
+    def remove(self, slot: object) -> bool: ...
+    def query(
+        self,
+        label: Any,
+        partition: int,
+        *,
+        threshold: _Real = 0.85,
+        min_chars: _Count = 16,
+        first: bool = False,
+    ) -> list[tuple[int, str, float]]: ...
+    def __len__(self) -> int: ...
+    def memory_bytes(self) -> int: ...
 
 @final
 class Codes:

@@ -25,7 +25,6 @@ import sys
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Any, NamedTuple
 
-from memdedup import _reference
 from memdedup._backend import impl as _impl
 from memdedup._reference import DEDUP_SIMILARITY_THRESHOLD, DEDUP_SUBSUME_MIN_CHARS
 from memdedup.batch import _comparable, _partition_key, check_min_chars
@@ -62,8 +61,7 @@ class LabelIndex:
         _comparable(threshold, min_chars)
         self.threshold = threshold
         self.min_chars = check_min_chars(min_chars)
-        # TEMPORARY until the core's LabelIndex lands: the reference's.
-        self._core = getattr(_impl, "LabelIndex", _reference.LabelIndex)(self.min_chars)
+        self._core = _impl.LabelIndex(self.min_chars)
         self._slot_of: dict[Hashable, int] = {}
         self._id_of: dict[int, Hashable] = {}
         self._label_of: dict[int, Any] = {}
@@ -71,12 +69,14 @@ class LabelIndex:
 
     # -- partitions and ids
 
-    def _partition(self, scope: Hashable, layer: Hashable, *, create: bool) -> int | None:
+    def _partition_of(self, scope: Hashable, layer: Hashable) -> int | None:
+        """The partition number of ``(scope, layer)``, None when nothing was ever stored there."""
+        return self._partitions.get((_partition_key(scope, "scope"), _partition_key(layer, "layer")))
+
+    def _partition(self, scope: Hashable, layer: Hashable) -> int:
+        """The partition number of ``(scope, layer)``, made when new."""
         key = (_partition_key(scope, "scope"), _partition_key(layer, "layer"))
-        found = self._partitions.get(key)
-        if found is None and create:
-            found = self._partitions[key] = len(self._partitions)
-        return found
+        return self._partitions.setdefault(key, len(self._partitions))
 
     @staticmethod
     def _check_id(id: Hashable) -> None:
@@ -92,7 +92,7 @@ class LabelIndex:
         self._check_id(id)
         if id in self._slot_of:
             raise InvalidInputError(f"id {id!r} is already in the index")
-        partition = self._partition(scope, layer, create=True)
+        partition = self._partition(scope, layer)
         slot = self._core.insert(label, partition)
         self._slot_of[id] = slot
         self._id_of[slot] = id
@@ -121,8 +121,7 @@ class LabelIndex:
         scope_column = list(scopes) if scopes is not None else [None] * n
         layer_column = list(layers) if layers is not None else [None] * n
         partitions = [
-            self._partition(scope, layer, create=True)
-            for scope, layer in zip(scope_column, layer_column, strict=True)
+            self._partition(scope, layer) for scope, layer in zip(scope_column, layer_column, strict=True)
         ]
         first = self._core.insert_many(labels, partitions)
         for k, (label, id) in enumerate(zip(labels, ids, strict=True)):
@@ -177,7 +176,7 @@ class LabelIndex:
         min_chars = self.min_chars if min_chars is None else check_min_chars(min_chars)
         _comparable(threshold, min_chars)
         parsed = as_guards(guards) if guards is not None else None
-        partition = self._partition(scope, layer, create=False)
+        partition = self._partition_of(scope, layer)
         if partition is None:
             # No such partition: nothing can match, but the label is still refused as the core would.
             _impl.normalise_label(label if not is_missing(label) else "")

@@ -115,6 +115,17 @@ pub fn run_here<T: Send>(
         .map_err(|e| signals.error(py, e))
 }
 
+/// Run `work` on this thread without the GIL, whatever its size (for work that takes a lock: a
+/// thread waiting for a lock must not hold the GIL), interruptible from the main thread.
+pub fn run_detached<T: Send>(
+    py: Python<'_>,
+    work: impl FnOnce(&Cancel) -> Result<T> + Send,
+) -> PyResult<T> {
+    let signals = Signals::new();
+    py.detach(|| work(&signals.cancel))
+        .map_err(|e| signals.error(py, e))
+}
+
 /// Run `work` (which may use rayon's pool) without the GIL; on the main thread it runs as a task
 /// of the pool while this thread waits, checking Python's signal handlers, and is cancelled when
 /// one raises.

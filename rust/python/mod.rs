@@ -11,6 +11,7 @@ mod coerce;
 mod core;
 mod error;
 mod ffi;
+mod index;
 mod interrupt;
 mod lines;
 mod scrub;
@@ -44,6 +45,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(lines::close_matches, m)?)?;
     m.add_class::<lines::SequenceIndex>()?;
     m.add_class::<lines::Codes>()?;
+    m.add_class::<index::LabelIndex>()?;
     scrub::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -1,0 +1,256 @@
+//! The index against deciding every stored label ([`LabelIndex::query_brute`]).
+
+use super::*;
+use crate::test_rng::Rng;
+
+/// Labels built from a few words, so that restatements, containment and near misses are common;
+/// some wide, some long (over 255 elements, where histograms are not used).
+fn label(rng: &mut Rng) -> Text {
+    const WORDS: [&str; 12] = [
+        "user", "prefers", "dark", "mode", "in", "every", "editor", "lives", "berlin", "café",
+        "日本", "x",
+    ];
+    let n = match rng.below(20) {
+        0 => 60 + rng.below(40),
+        _ => 1 + rng.below(9),
+    };
+    let words: Vec<&str> = (0..n).map(|_| WORDS[rng.below(WORDS.len())]).collect();
+    Text::from_text(&words.join(" "))
+}
+
+fn params(rng: &mut Rng) -> MatchParams {
+    const T: [f64; 7] = [0.85, 0.85, 0.6, 0.95, 1.0, 0.0, 1.5];
+    const C: [usize; 6] = [16, 16, 4, 0, 30, 1];
+    MatchParams {
+        threshold: T[rng.below(T.len())],
+        min_chars: C[rng.below(C.len())],
+    }
+}
+
+fn check(index: &LabelIndex, part: u32, q: &Text, p: &MatchParams, rng_first: bool) {
+    let mut s = QueryScratch::default();
+    let mut d = PairDecider::default();
+    let never = Cancel::never();
+    let got = index.query(part, q, p, rng_first, &mut s, &never).unwrap();
+    let want = index.query_brute(part, q, p, rng_first, &mut d).unwrap();
+    assert_eq!(got, want, "query {q:?} with {p:?}");
+}
+
+#[test]
+fn queries_equal_brute_force_as_labels_come_and_go() {
+    for seed in 1..=12u64 {
+        let mut rng = Rng(seed * 0x9E37_79B9);
+        let serves = [16, 16, 4, 1, 40][rng.below(5)];
+        let mut index = LabelIndex::new(serves);
+        for step in 0..400 {
+            let part = rng.below(2) as u32;
+            match rng.below(10) {
+                0 if index.next_slot() > 0 => {
+                    let slot = rng.below(index.next_slot()) as u32;
+                    index.remove(slot).unwrap();
+                }
+                1..=5 => {
+                    index.insert(part, label(&mut rng)).unwrap();
+                }
+                _ => {}
+            }
+            if step % 3 == 0 {
+                let q = label(&mut rng);
+                let p = params(&mut rng);
+                check(&index, part, &q, &p, rng.below(2) == 0);
+            }
+        }
+    }
+}
+
+#[test]
+fn insert_many_equals_one_by_one() {
+    let mut rng = Rng(77);
+    let texts: Vec<Text> = (0..300).map(|_| label(&mut rng)).collect();
+    let parts: Vec<u32> = (0..300).map(|k| (k % 3) as u32).collect();
+    let mut a = LabelIndex::new(16);
+    let mut b = LabelIndex::new(16);
+    assert_eq!(
+        a.insert_many(&parts, texts.clone(), &Cancel::never())
+            .unwrap(),
+        0
+    );
+    for (t, &p) in texts.iter().zip(&parts) {
+        b.insert(p, t.clone()).unwrap();
+    }
+    assert_eq!(a.len(), 300);
+    let p = MatchParams::default();
+    let (mut s, mut d) = (QueryScratch::default(), PairDecider::default());
+    for q in texts.iter().take(60) {
+        for part in 0..3 {
+            let never = Cancel::never();
+            let x = a.query(part, q, &p, false, &mut s, &never).unwrap();
+            let y = b.query(part, q, &p, false, &mut s, &never).unwrap();
+            assert_eq!(x, y);
+            assert_eq!(x, a.query_brute(part, q, &p, false, &mut d).unwrap());
+        }
+    }
+}
+
+#[test]
+fn containment_across_lengths_is_found_both_ways() {
+    let mut index = LabelIndex::new(16);
+    let short = Text::from_text("prefers dark mode everywhere");
+    let long = Text::from_text(
+        "the user told us on several occasions that they prefers dark mode everywhere, at home and at work",
+    );
+    index.insert(0, short.clone()).unwrap();
+    index.insert(0, long.clone()).unwrap();
+    let p = MatchParams::default();
+    let mut s = QueryScratch::default();
+    let never = Cancel::never();
+    // The short stored label occurs in the long incoming one, and the short incoming one in the
+    // long stored one: both outside the ratio window.
+    let hits = index.query(0, &long, &p, false, &mut s, &never).unwrap();
+    assert_eq!(
+        hits.iter().map(|h| (h.0, h.1)).collect::<Vec<_>>(),
+        [(0, Reason::Containment), (1, Reason::Ratio)]
+    );
+    let hits = index.query(0, &short, &p, false, &mut s, &never).unwrap();
+    assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), [0, 1]);
+    // Another partition sees nothing.
+    assert!(index
+        .query(1, &short, &p, false, &mut s, &never)
+        .unwrap()
+        .is_empty());
+    // Retracted: gone.
+    assert!(index.remove(1).unwrap());
+    assert!(!index.remove(1).unwrap());
+    assert_eq!(
+        index
+            .query(0, &short, &p, false, &mut s, &never)
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(index.len(), 1);
+}
+
+#[test]
+fn minimisers_of_a_substring_are_among_the_text_s() {
+    let mut rng = Rng(5);
+    for _ in 0..300 {
+        let t = label(&mut rng);
+        let cps = t.codepoints();
+        if cps.len() < 2 {
+            continue;
+        }
+        let a = rng.below(cps.len());
+        let b = a + 1 + rng.below(cps.len() - a);
+        let sub = Text::from_codepoints(&cps[a..b]).unwrap();
+        for (g, w) in [(8, 9), (4, 1), (1, 1), (3, 5)] {
+            let (mut all, mut part) = (Vec::new(), Vec::new());
+            substrings::minimisers(&t, g, w, &mut all).unwrap();
+            substrings::minimisers(&sub, g, w, &mut part).unwrap();
+            assert!(part.iter().all(|m| all.contains(m)), "{sub:?} in {t:?}");
+        }
+    }
+}
+
+/// Timing on a real corpus: `MEMDEDUP_JOIN_CORPUS=... cargo test --release --lib index_real_corpus_timing -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn index_real_corpus_timing() {
+    let path = std::env::var("MEMDEDUP_JOIN_CORPUS").expect("set MEMDEDUP_JOIN_CORPUS");
+    let raw = std::fs::read(&path).unwrap();
+    let mut labels = Vec::new();
+    let mut out = Vec::new();
+    for line in raw.split(|&b| b == b'\n') {
+        if crate::normalise::normalise_ascii(line, &mut out).unwrap() {
+            labels.push(Text::Narrow(out.clone()));
+        }
+    }
+    let parts = vec![0u32; labels.len()];
+    let t0 = std::time::Instant::now();
+    let mut index = LabelIndex::new(16);
+    index
+        .insert_many(&parts, labels.clone(), &Cancel::never())
+        .unwrap();
+    println!(
+        "{} labels, build {:?}, {} MB",
+        labels.len(),
+        t0.elapsed(),
+        index.memory_bytes() >> 20
+    );
+    let p = MatchParams::default();
+    let mut s = QueryScratch::default();
+    let never = Cancel::never();
+    let part = &index.partitions[&0];
+    let mut rng = Rng(3);
+    let (mut t_ratio, mut t_cont, mut t_dec) = (0f64, 0f64, 0f64);
+    let (mut n_ratio, mut n_cont, mut n_hit) = (0usize, 0usize, 0usize);
+    let q_n = 2000;
+    for _ in 0..q_n {
+        let q = &labels[rng.below(labels.len())];
+        s.candidates.clear();
+        let t = std::time::Instant::now();
+        index.ratio_candidates(part, q, &p, &mut s, &never).unwrap();
+        t_ratio += t.elapsed().as_secs_f64();
+        n_ratio += s.candidates.len();
+        let t = std::time::Instant::now();
+        let before = s.candidates.len();
+        index
+            .containment_candidates(part, q, &p, &mut s, &never)
+            .unwrap();
+        t_cont += t.elapsed().as_secs_f64();
+        n_cont += s.candidates.len() - before;
+        let t = std::time::Instant::now();
+        n_hit += index.query(0, q, &p, false, &mut s, &never).unwrap().len();
+        t_dec += t.elapsed().as_secs_f64();
+    }
+    // Where the window's labels go: scanned, past both histograms, past the LCS bound.
+    let (mut scanned, mut hist_pass) = (0usize, 0usize);
+    let mut hits = Vec::new();
+    for _ in 0..200 {
+        let q = &labels[rng.below(labels.len())];
+        let lb = q.len();
+        let (c, f) = (coarse_histogram(q).unwrap(), histogram(q).unwrap());
+        for (&la, run) in &part.runs {
+            if LabelIndex::in_window(la, lb, p.threshold) && la <= 255 {
+                let need = m_min(la + lb, p.threshold).unwrap();
+                scanned += run.slots.len();
+                crate::simd::nibble_filter(&c, &run.packed, need as u32, &mut hits);
+                hist_pass += hits
+                    .iter()
+                    .filter(|&&k| {
+                        crate::join::hist_overlap(&f, &run.fine[k as usize]) as usize >= need
+                    })
+                    .count();
+            }
+        }
+    }
+    println!(
+        "per query: {} scanned, {} pass the histograms",
+        scanned / 200,
+        hist_pass / 200
+    );
+    let t = std::time::Instant::now();
+    let mut passed = 0;
+    for _ in 0..200 {
+        let q = &labels[rng.below(labels.len())];
+        let lb = q.len();
+        let c = coarse_histogram(q).unwrap();
+        for (&la, run) in &part.runs {
+            if LabelIndex::in_window(la, lb, p.threshold) && la <= 255 {
+                let need = m_min(la + lb, p.threshold).unwrap();
+                crate::simd::nibble_filter(&c, &run.packed, need as u32, &mut hits);
+                passed += hits.len();
+            }
+        }
+    }
+    println!(
+        "nibble kernel alone: {:.1} us a query ({} pass)",
+        t.elapsed().as_secs_f64() / 200.0 * 1e6,
+        passed / 200
+    );
+    let us = |x: f64| x / q_n as f64 * 1e6;
+    println!(
+        "per query: ratio candidates {:.1} us ({} each), containment {:.1} us ({}), whole query {:.1} us, hits {}",
+        us(t_ratio), n_ratio / q_n, us(t_cont), n_cont / q_n, us(t_dec), n_hit / q_n
+    );
+}

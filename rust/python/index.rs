@@ -1,0 +1,152 @@
+//! `memdedup._core.LabelIndex`: the core's [`crate::index::LabelIndex`] behind a read-write lock.
+//!
+//! Locking: the lock is always taken with the GIL released, so a thread waiting for it never
+//! holds the GIL, and a thread holding it may take the GIL (the main thread's Ctrl-C polls do)
+//! without deadlock. Queries share the lock and run concurrently; writes wait for them.
+
+use std::sync::RwLock;
+
+use pyo3::prelude::*;
+
+use super::coerce::{collect, params, MinChars, Threshold, DEFAULT_MIN_CHARS, DEFAULT_THRESHOLD};
+use super::error::to_pyerr;
+use super::interrupt::{run_detached, run_pool};
+use super::text::{normalised, MissingAsEmpty};
+use crate::error::Error;
+use crate::index::{LabelIndex as Core, QueryScratch};
+use crate::text::Text;
+
+#[pyclass(frozen, module = "memdedup._core")]
+pub struct LabelIndex {
+    core: RwLock<Core>,
+}
+
+fn poisoned() -> Error {
+    Error::InvalidInput("the index is unusable: a write to it failed midway".into())
+}
+
+/// A label as the index stores and queries it: normalised, a missing value read as empty.
+fn label_text(label: &Bound<'_, PyAny>) -> PyResult<Text> {
+    let _missing = MissingAsEmpty::set(true);
+    normalised(label)
+}
+
+/// A partition id: an int in `0..2**32`.
+fn partition_id(value: &Bound<'_, PyAny>) -> PyResult<u32> {
+    value.extract::<u32>().map_err(|_| {
+        to_pyerr(
+            value.py(),
+            Error::InvalidInput("a partition must be an int in 0..2**32".into()),
+        )
+    })
+}
+
+#[pymethods]
+impl LabelIndex {
+    /// An empty index whose containment lists serve queries with `min_chars >= min_chars` (any
+    /// other query is answered exactly, by a scan).
+    #[new]
+    #[pyo3(signature = (min_chars = DEFAULT_MIN_CHARS), text_signature = "(min_chars=16)")]
+    fn new(min_chars: MinChars) -> Self {
+        LabelIndex {
+            core: RwLock::new(Core::new(min_chars.0.min(1 << 20))),
+        }
+    }
+
+    /// Store `label` in `partition`; returns its slot (insertion number).
+    #[pyo3(text_signature = "(self, label, partition)")]
+    fn insert(
+        &self,
+        py: Python<'_>,
+        label: &Bound<'_, PyAny>,
+        partition: &Bound<'_, PyAny>,
+    ) -> PyResult<u32> {
+        let text = label_text(label)?;
+        let part = partition_id(partition)?;
+        run_detached(py, move |_| {
+            self.core
+                .write()
+                .map_err(|_| poisoned())?
+                .insert(part, text)
+        })
+    }
+
+    /// Store `labels[k]` in `partitions[k]`, prepared in parallel; returns the first slot.
+    #[pyo3(text_signature = "(self, labels, partitions)")]
+    fn insert_many(
+        &self,
+        py: Python<'_>,
+        labels: &Bound<'_, PyAny>,
+        partitions: &Bound<'_, PyAny>,
+    ) -> PyResult<u32> {
+        let texts = collect(labels, |x| label_text(&x))?;
+        let parts = collect(partitions, |x| partition_id(&x))?;
+        if texts.len() != parts.len() {
+            return Err(to_pyerr(
+                py,
+                Error::InvalidInput(format!(
+                    "{} labels but {} partitions",
+                    texts.len(),
+                    parts.len()
+                )),
+            ));
+        }
+        run_pool(py, move |cancel| {
+            self.core
+                .write()
+                .map_err(|_| poisoned())?
+                .insert_many(&parts, texts, cancel)
+        })
+    }
+
+    /// Retract a slot; False when it is not live.
+    #[pyo3(text_signature = "(self, slot)")]
+    fn remove(&self, py: Python<'_>, slot: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let Ok(slot) = slot.extract::<u32>() else {
+            return Ok(false);
+        };
+        run_detached(py, move |_| {
+            self.core.write().map_err(|_| poisoned())?.remove(slot)
+        })
+    }
+
+    /// Every live label of `partition` that `labels_match(stored, label)` accepts, by slot:
+    /// `[(slot, reason, score)]`; with `first`, only the oldest.
+    #[pyo3(
+        signature = (label, partition, *, threshold = DEFAULT_THRESHOLD, min_chars = DEFAULT_MIN_CHARS, first = false),
+        text_signature = "(self, label, partition, *, threshold=0.85, min_chars=16, first=False)"
+    )]
+    fn query(
+        &self,
+        py: Python<'_>,
+        label: &Bound<'_, PyAny>,
+        partition: &Bound<'_, PyAny>,
+        threshold: Threshold,
+        min_chars: MinChars,
+        first: bool,
+    ) -> PyResult<Vec<(u32, &'static str, f64)>> {
+        let text = label_text(label)?;
+        let part = partition_id(partition)?;
+        let p = params(threshold, min_chars);
+        let hits = run_detached(py, move |cancel| {
+            let core = self.core.read().map_err(|_| poisoned())?;
+            let mut scratch = QueryScratch::with_cancel(cancel);
+            core.query(part, &text, &p, first, &mut scratch, cancel)
+        })?;
+        Ok(hits
+            .into_iter()
+            .map(|(s, r, score)| (s, r.as_str(), score))
+            .collect())
+    }
+
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        run_detached(py, |_| Ok(self.core.read().map_err(|_| poisoned())?.len()))
+    }
+
+    /// Bytes the index holds (an estimate of its tables' slack included).
+    fn memory_bytes(&self, py: Python<'_>) -> PyResult<usize> {
+        run_detached(py, |_| {
+            Ok(self.core.read().map_err(|_| poisoned())?.memory_bytes())
+        })
+    }
+}
