@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import math
+import struct
 import sys
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_support import run
 from memdedup import (
     _reference,
     labels_match,  # the extended matcher, with defaults
@@ -144,6 +147,158 @@ def test_guard_tradeoff(prepared: tuning.Prepared) -> None:
         "all": (39, 2),
     }
     assert t["all"]["precision"] > 0.97 > t["none"]["precision"]
+
+
+# ---------------------------------------------------------------------------------------------------
+# What each gate costs
+# ---------------------------------------------------------------------------------------------------
+def _plain_f1(precision: float, recall: float) -> float:
+    if math.isnan(precision) or math.isnan(recall) or precision + recall == 0:
+        return math.nan
+    return 2 * precision * recall / (precision + recall)
+
+
+def _plain_gate_cost(
+    pairs: list[tuning.LabelledPair], gate: str, threshold: float, min_chars: int, guards: str | None
+) -> dict[str, float]:
+    """One gate at one setting, pair by pair: the contract (labels_match with the guards) decides, the gate
+    decides what is fetched; a pair collapses when both say yes."""
+    tp = fp = fn = tn = lost = stopped = 0
+    for p in pairs:
+        accepted = labels_match(p.stored, p.incoming, threshold=threshold, min_chars=min_chars, guards=guards)
+        fetched = tuning.gate_passes(p.stored, p.incoming, gate)
+        collapsed = accepted and fetched
+        if p.same_fact:
+            tp, fn, lost = tp + collapsed, fn + (not collapsed), lost + (accepted and not fetched)
+        else:
+            fp, tn, stopped = fp + collapsed, tn + (not collapsed), stopped + (accepted and not fetched)
+    precision = tp / (tp + fp) if tp + fp else math.nan
+    recall = tp / (tp + fn) if tp + fn else math.nan
+    return {
+        "tp": tp,
+        "fp": fp,
+        "fn": fn,
+        "tn": tn,
+        "lost": lost,
+        "stopped": stopped,
+        "precision": precision,
+        "recall": recall,
+        "f1": _plain_f1(precision, recall),
+        "recall_lost": lost / (tp + fn) if tp + fn else math.nan,
+    }
+
+
+def _figures(cost: tuning.GateCost) -> dict[str, float]:
+    return {
+        "tp": cost.tp,
+        "fp": cost.fp,
+        "fn": cost.fn,
+        "tn": cost.tn,
+        "lost": cost.lost,
+        "stopped": cost.stopped,
+        "precision": cost.precision,
+        "recall": cost.recall,
+        "f1": cost.f1,
+        "recall_lost": cost.recall_lost,
+    }
+
+
+def _same(a: dict[str, float], b: dict[str, float]) -> bool:
+    """Equal, NaN equal to NaN (no tolerance: the figures are the same arithmetic on the same counts)."""
+    return a.keys() == b.keys() and all(
+        (isinstance(a[k], float) and math.isnan(a[k]) and math.isnan(b[k])) or a[k] == b[k] for k in a
+    )
+
+
+def test_gate_costs_equal_a_plain_recomputation(pairs: list[tuning.LabelledPair]) -> None:
+    everything = pairs + EDGE_PAIRS
+    prepared = tuning.prepare(everything)
+    scores = sorted(set(prepared.score.tolist()))
+    thresholds = [0.85, 0.73, 0.0, 1.0, scores[len(scores) // 3], scores[2 * len(scores) // 3]]
+    for threshold in thresholds:
+        for min_chars in (0, 16):
+            for guards in (None, "all"):
+                costs = tuning.gate_costs(prepared, threshold=threshold, min_chars=min_chars, guards=guards)
+                assert list(costs) == list(tuning.PREFIX_MODES)
+                for gate, cost in costs.items():
+                    plain = _plain_gate_cost(everything, gate, threshold, min_chars, guards)
+                    assert _same(_figures(cost), plain), (gate, threshold, min_chars, guards)
+                    assert (cost.gate, cost.threshold) == (gate, threshold)
+                    assert cost.collapsed == cost.tp + cost.fp
+                    assert (cost.false_merges, cost.misses) == (cost.fp, cost.fn)
+                    d = cost.to_dict()
+                    assert d["fp"] == cost.fp and d["lost"] == cost.lost and json.dumps(d)
+                # No gate loses nothing and stops nothing: it is the contract itself.
+                assert (costs["none"].lost, costs["none"].stopped) == (0, 0)
+
+
+def test_gate_costs_on_a_single_gate_and_no_pairs(prepared: tuning.Prepared) -> None:
+    only = tuning.gate_costs(prepared, gates=("normalized",))
+    assert list(only) == ["normalised"]
+    assert only["normalised"] == tuning.gate_costs(prepared)["normalised"]
+    empty = tuning.gate_costs([])
+    assert all(c.tp == c.fp == c.lost == 0 and math.isnan(c.recall_lost) for c in empty.values())
+    assert json.dumps({g: c.to_dict() for g, c in empty.items()})
+    with pytest.raises(InvalidInputError, match="prefix must be one of"):
+        tuning.gate_costs(prepared, gates=("bogus",))
+
+
+def test_tune_report_gates_at_the_threshold_and_at_each_best(pairs: list[tuning.LabelledPair]) -> None:
+    ts = tuning.parse_thresholds("0.70:0.95:0.01")
+    for guards in (None, "all"):
+        report = tuning.tune(thresholds=ts, threshold=0.85, guards=guards)
+        for gate in tuning.PREFIX_MODES:
+            assert _same(_figures(report.gates[gate]), _plain_gate_cost(pairs, gate, 0.85, 16, guards))
+            # The recommended threshold of each gate: its best F1 over the sweep (the lowest on ties).
+            f1s = [_plain_gate_cost(pairs, gate, float(t), 16, guards)["f1"] for t in ts]
+            best = float(ts[f1s.index(max(f for f in f1s if not math.isnan(f)))])
+            chosen = report.gates_best[gate]
+            assert chosen.threshold == best, (gate, guards)
+            assert _same(_figures(chosen), _plain_gate_cost(pairs, gate, best, 16, guards))
+        d = report.to_dict()
+        assert d["gates_at_detail_threshold"] == {g: c.to_dict() for g, c in report.gates.items()}
+        assert d["gates_at_best_f1"] == {g: c.to_dict() for g, c in report.gates_best.items()}
+
+
+def _gate_rows(out: str, title: str) -> dict[str, list[str]]:
+    block = out.split(title, 1)[1].split("\n\n", 1)[0].splitlines()
+    header = next(k for k, line in enumerate(block) if line.split()[:2] == ["gate", "threshold"])
+    return {line.split()[0]: line.split()[1:] for line in block[header + 1 :] if line.strip()}
+
+
+def _expected_row(cost: tuning.GateCost) -> list[str]:
+    def p(x: float) -> str:
+        return "-" if math.isnan(x) else f"{x:.3f}"
+
+    return [
+        f"{cost.threshold:g}",
+        str(cost.collapsed),
+        str(cost.fp),
+        str(cost.fn),
+        str(cost.lost),
+        p(cost.recall_lost),
+        str(cost.stopped),
+        p(cost.precision),
+        p(cost.recall),
+        p(cost.f1),
+    ]
+
+
+def test_cli_tune_prints_the_gate_tables() -> None:
+    report = tuning.tune(guards="all")
+    out = run("tune", "--guards", "all", "--show", "1").ok().out
+    at = _gate_rows(out, "Gates at threshold 0.85")
+    assert at == {g: _expected_row(c) for g, c in report.gates.items()}
+    best = _gate_rows(out, "Gates at each gate's best-F1 threshold")
+    assert best == {g: _expected_row(c) for g, c in report.gates_best.items()}
+    assert "none: no gate" in out  # the legend says what each gate is
+    as_json = json.loads(run("tune", "--guards", "all", "--json").ok().out)
+    assert as_json["gates_at_detail_threshold"] == json.loads(
+        json.dumps({g: c.to_dict() for g, c in report.gates.items()})
+    )
+    assert as_json["gates_at_best_f1"] == json.loads(
+        json.dumps({g: c.to_dict() for g, c in report.gates_best.items()})
+    )
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -443,3 +598,20 @@ def test_cli_plot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
     assert main(["tune", "--plot", str(tmp_path / "no" / "such" / "dir.png")]) == 2
     assert "cannot write" in capsys.readouterr().err
+
+
+def _png_size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
+    width, height = struct.unpack(">II", data[16:24])
+    return int(width), int(height)
+
+
+def test_plot_draws_the_gate_panels(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    report = tuning.tune(guards="all")
+    plain, gated = tmp_path / "plain.png", tmp_path / "gates.png"
+    tuning.plot_sweep(report.sweep, plain, threshold=0.85)
+    tuning.plot_sweep(report.sweep, gated, threshold=0.85, gates=report.gates, best=report.gates_best)
+    (pw, ph), (gw, gh) = _png_size(plain.read_bytes()), _png_size(gated.read_bytes())
+    assert gw == pw and gh > ph  # a second row of panels: the gates
+    assert len(gated.read_bytes()) > len(plain.read_bytes()) > 20_000

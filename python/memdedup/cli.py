@@ -627,7 +627,9 @@ def _add_tune_parser(subparsers: Any) -> None:
             "Decide labelled pairs (JSONL: stored, incoming, same_fact, optional class; default: the bundled "
             "restatement corpus) as the write-time path does (prefix gate, ratio OR containment, guards) at "
             "every threshold of --thresholds, and report precision, recall and F1, the collapses per class, "
-            "and the false merges and misses at --threshold with their scores."
+            "the false merges and misses at --threshold with their scores, and what each gate (raw, "
+            "normalised, none: the gate-free lookup) costs in recall and false merges at --threshold and at "
+            "its own best-F1 threshold."
         ),
         epilog=_TUNE_EXAMPLES,
         formatter_class=_Help,
@@ -659,7 +661,7 @@ def _add_tune_parser(subparsers: Any) -> None:
     parser.add_argument(
         "--plot",
         metavar="FILE.png",
-        help="draw precision/recall and a class heatmap (needs matplotlib; .png, .svg, .pdf, ...)",
+        help="draw precision/recall, a class heatmap and each gate's cost (needs matplotlib; .png, .pdf...)",
     )
     _add_quiet(parser)
     parser.set_defaults(func=_run_tune)
@@ -684,7 +686,12 @@ def _run_tune(args: argparse.Namespace) -> int:
     if args.plot:
         with progress.spinner("plot"):
             plot_sweep(
-                report.sweep, args.plot, threshold=args.threshold, title=f"memdedup tune: {report.source}"
+                report.sweep,
+                args.plot,
+                threshold=args.threshold,
+                title=f"memdedup tune: {report.source}",
+                gates=report.gates,
+                best=report.gates_best,
             )
     if args.json:
         out = report.to_dict()

@@ -21,6 +21,11 @@ verdicts, the last two only for the pairs whose decision can depend on them. A s
 ``gate & (score >= t | contained & shorter >= m) & ~blocked`` on numpy arrays, and a whole threshold sweep
 with one sort and a binary search per (class, truth) group, so a 100-threshold sweep costs about one
 pass.
+
+What a gate costs (:func:`gate_costs`) is read off the same arrays: with no gate the decision is the
+contract itself, so a gate's lost restatements are the same-fact pairs the contract accepts and the gate
+does not fetch, and the false merges it stops are the different-fact pairs it keeps from an accepting
+contract.
 """
 
 from __future__ import annotations
@@ -46,16 +51,20 @@ __all__ = [
     "PREFIX_MODES",
     "ClassStats",
     "Evaluation",
+    "GateCost",
     "LabelledPair",
     "PairOutcome",
     "Prepared",
     "Setting",
     "Sweep",
     "TuneReport",
+    "best_gate_costs",
     "check_plot_path",
     "corpus_path",
     "decide",
     "evaluate",
+    "gate_costs",
+    "gate_notes",
     "gate_passes",
     "grid",
     "guard_tradeoff",
@@ -701,6 +710,149 @@ def guard_tradeoff(
 
 
 # ---------------------------------------------------------------------------------------------------
+# What each gate costs
+# ---------------------------------------------------------------------------------------------------
+def gate_notes(prefix_len: int = DEDUP_PREFIX_LEN) -> dict[str, str]:
+    """What each gate of :data:`PREFIX_MODES` fetches, in a few words (the report's legend)."""
+    return {
+        "raw": f"the seed's fetch: the stripped label's first {prefix_len} characters, case-sensitive",
+        "normalised": f"the first {prefix_len} characters of the normalised label as a prefix",
+        "none": "no gate, every stored label is compared (what the candidate index gives)",
+    }
+
+
+@dataclass(frozen=True)
+class GateCost:
+    """One gate at one setting (threshold, min_chars, guards): its confusion counts, and against no gate
+    at the same setting ``lost`` (same-fact pairs the contract accepts but the gate never fetches: the
+    recall lost to the gate) and ``stopped`` (different-fact pairs the contract accepts but the gate
+    keeps out: false merges it prevents). Precision is NaN when nothing collapsed, recall and
+    ``recall_lost`` NaN when no pair is the same fact."""
+
+    gate: str
+    threshold: float
+    min_chars: int
+    guards: Guards
+    tp: int
+    fp: int
+    fn: int
+    tn: int
+    lost: int
+    stopped: int
+
+    @property
+    def collapsed(self) -> int:
+        return self.tp + self.fp
+
+    @property
+    def false_merges(self) -> int:
+        return self.fp
+
+    @property
+    def misses(self) -> int:
+        """Missed restatements: those lost to the gate and those the contract (or a guard) refused."""
+        return self.fn
+
+    @property
+    def precision(self) -> float:
+        return float(_ratio(self.tp, self.tp + self.fp))
+
+    @property
+    def recall(self) -> float:
+        return float(_ratio(self.tp, self.tp + self.fn))
+
+    @property
+    def f1(self) -> float:
+        return float(_f1(self.precision, self.recall))
+
+    @property
+    def recall_lost(self) -> float:
+        """The recall the gate costs: ``lost`` over the same-fact pairs (no gate's recall minus this)."""
+        return float(_ratio(self.lost, self.tp + self.fn))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "gate": self.gate,
+            "threshold": self.threshold,
+            "min_chars": self.min_chars,
+            "guards": str(self.guards),
+            "collapsed": self.collapsed,
+            "tp": self.tp,
+            "fp": self.fp,
+            "fn": self.fn,
+            "tn": self.tn,
+            "false_merges": self.false_merges,
+            "misses": self.misses,
+            "lost": self.lost,
+            "recall_lost": _num(self.recall_lost),
+            "stopped": self.stopped,
+            "precision": _num(self.precision),
+            "recall": _num(self.recall),
+            "f1": _num(self.f1),
+        }
+
+
+def gate_costs(
+    pairs: Sequence[LabelledPair] | Prepared,
+    *,
+    threshold: float = DEDUP_SIMILARITY_THRESHOLD,
+    min_chars: int = DEDUP_SUBSUME_MIN_CHARS,
+    guards: Guards | str | None = None,
+    prefix_len: int = DEDUP_PREFIX_LEN,
+    gates: Iterable[str] = PREFIX_MODES,
+) -> dict[str, GateCost]:
+    """What each of ``gates`` costs at one setting (see :class:`GateCost`), in the order given: each
+    gate's decisions are :meth:`Prepared.collapsed`'s, and ``lost``/``stopped`` count the pairs that
+    collapse with no gate at the same setting but not through this one."""
+    prepared = prepare(pairs, prefix_len=prefix_len)
+    guards = as_guards(guards)
+    names = list(dict.fromkeys(_check_prefix(g) for g in gates))
+    contract = prepared.collapsed(Setting(threshold, min_chars, "none", guards, prepared.prefix_len))
+    same = prepared.same
+    out = {}
+    for gate in names:
+        setting = Setting(threshold, min_chars, gate, guards, prepared.prefix_len)
+        collapsed = prepared.collapsed(setting)
+        dropped = contract & ~collapsed
+        out[gate] = GateCost(
+            gate=gate,
+            threshold=setting.threshold,
+            min_chars=setting.min_chars,
+            guards=guards,
+            tp=int(np.count_nonzero(collapsed & same)),
+            fp=int(np.count_nonzero(collapsed & ~same)),
+            fn=int(np.count_nonzero(~collapsed & same)),
+            tn=int(np.count_nonzero(~collapsed & ~same)),
+            lost=int(np.count_nonzero(dropped & same)),
+            stopped=int(np.count_nonzero(dropped & ~same)),
+        )
+    return out
+
+
+def best_gate_costs(
+    pairs: Sequence[LabelledPair] | Prepared,
+    thresholds: Sequence[float] | np.ndarray,
+    *,
+    min_chars: int = DEDUP_SUBSUME_MIN_CHARS,
+    guards: Guards | str | None = None,
+    prefix_len: int = DEDUP_PREFIX_LEN,
+    gates: Iterable[str] = PREFIX_MODES,
+) -> dict[str, GateCost]:
+    """Each gate at its own recommended threshold: the one of ``thresholds`` with its best F1
+    (:meth:`Sweep.best`: the first on ties, the lowest in a sorted grid). A gate whose F1 is undefined at
+    every threshold (no pair collapses, or none is the same fact) is left out."""
+    prepared = prepare(pairs, prefix_len=prefix_len)
+    out = {}
+    for gate in dict.fromkeys(_check_prefix(g) for g in gates):
+        best = sweep(prepared, thresholds, min_chars=min_chars, prefix=gate, guards=guards).best("f1")
+        if not math.isnan(best):
+            out[gate] = gate_costs(
+                prepared, threshold=best, min_chars=min_chars, guards=guards, gates=(gate,)
+            )[gate]
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
 # Threshold grids
 # ---------------------------------------------------------------------------------------------------
 def _decimal(text: str, what: str) -> Decimal:
@@ -774,11 +926,20 @@ def check_plot_path(path: str | os.PathLike[str]) -> None:
 
 
 def plot_sweep(
-    result: Sweep, path: str | os.PathLike[str], *, threshold: float | None = None, title: str = ""
+    result: Sweep,
+    path: str | os.PathLike[str],
+    *,
+    threshold: float | None = None,
+    title: str = "",
+    gates: dict[str, GateCost] | None = None,
+    best: dict[str, GateCost] | None = None,
 ) -> None:
     """A PNG (or any format matplotlib writes, by extension: :func:`plot_formats`) with two panels:
     precision, recall and F1 against the threshold, and a class x threshold heatmap of collapse rates
-    (truth marked per class). Needs matplotlib (``pip install 'memdedup[plot]'``). An extension
+    (truth marked per class). With ``gates`` (:func:`gate_costs`), a second row shows what each gate costs
+    at that setting: precision, recall and F1, and the counts of false merges, misses, restatements lost
+    to the gate and false merges it stopped; ``best`` (:func:`best_gate_costs`) adds each gate's best-F1
+    threshold and F1 to its name. Needs matplotlib (``pip install 'memdedup[plot]'``). An extension
     matplotlib cannot write, a missing folder or a refused write is an
     :class:`~memdedup.errors.InvalidInputError`."""
     check_plot_path(path)
@@ -789,9 +950,18 @@ def plot_sweep(
 
     ts = result.thresholds
     n_classes = len(result.classes)
-    fig, (left, right) = plt.subplots(
-        1, 2, figsize=(15, max(5.0, 0.32 * n_classes + 2)), gridspec_kw={"width_ratios": [1, 1.35]}
-    )
+    top = max(5.0, 0.32 * n_classes + 2)
+    if gates:
+        fig, axes = plt.subplots(
+            2,
+            2,
+            figsize=(15, top + 5.5),
+            gridspec_kw={"width_ratios": [1, 1.35], "height_ratios": [top, 5.5]},
+        )
+        (left, right), bottom = axes[0], axes[1]
+        _plot_gates(bottom[0], bottom[1], gates, best or {})
+    else:
+        fig, (left, right) = plt.subplots(1, 2, figsize=(15, top), gridspec_kw={"width_ratios": [1, 1.35]})
     left.plot(ts, result.precision, label="precision", marker=".", color="tab:blue")
     left.plot(ts, result.recall, label="recall", marker=".", color="tab:orange")
     left.plot(ts, result.f1, label="F1", linestyle="--", color="tab:green")
@@ -838,6 +1008,58 @@ def plot_sweep(
         plt.close(fig)
 
 
+def _plot_gates(scores: Any, counts: Any, gates: dict[str, GateCost], best: dict[str, GateCost]) -> None:
+    """The gate row of :func:`plot_sweep`: grouped bars per gate, each bar labelled with its value."""
+    names = list(gates)
+    x = np.arange(len(names))
+    ticks = []
+    for g in names:
+        b = best.get(g)
+        ticks.append(g if b is None else f"{g}\nbest F1 {_fmt_p(b.f1)} at {_fmt_t(b.threshold)}")
+    first = gates[names[0]]
+    setting = f"threshold {_fmt_t(first.threshold)}, min-chars {first.min_chars}, guards {first.guards}"
+    series = [
+        ("precision", [gates[g].precision for g in names], "tab:blue"),
+        ("recall", [gates[g].recall for g in names], "tab:orange"),
+        ("F1", [gates[g].f1 for g in names], "tab:green"),
+    ]
+    width = 0.8 / len(series)
+    for k, (label, values, color) in enumerate(series):
+        bars = scores.bar(
+            x + (k - 1) * width, np.nan_to_num(values, nan=0.0), width, label=label, color=color
+        )
+        scores.bar_label(bars, labels=[_fmt_p(v) for v in values], fontsize=7, padding=1)
+    scores.set_xticks(x, ticks, fontsize=8)
+    scores.set_ylim(0.0, 1.2)
+    scores.set_title(f"each gate at {setting}", fontsize=10)
+    scores.legend(loc="upper center", ncol=3, fontsize=8)
+    scores.grid(alpha=0.3, axis="y")
+
+    tallies = [
+        ("false merges", [gates[g].false_merges for g in names], "tab:red"),
+        ("misses", [gates[g].misses for g in names], "tab:gray"),
+        ("lost to the gate", [gates[g].lost for g in names], "tab:purple"),
+        ("false merges the gate stopped", [gates[g].stopped for g in names], "tab:cyan"),
+    ]
+    width = 0.8 / len(tallies)
+    for k, (label, tally, color) in enumerate(tallies):
+        bars = counts.bar(x + (k - 1.5) * width, tally, width, label=label, color=color)
+        counts.bar_label(bars, fontsize=7, padding=1)
+    lost = [
+        f"{t}\nrecall lost to the gate {_fmt_p(gates[g].recall_lost)}"
+        for g, t in zip(names, ticks, strict=True)
+    ]
+    counts.set_xticks(x, lost, fontsize=8)
+    counts.set_ylabel("pairs")
+    counts.margins(y=0.12)
+    counts.set_title(
+        "what each gate costs (lost: restatements the contract accepts but the gate never fetches)",
+        fontsize=10,
+    )
+    counts.legend(loc="upper right", fontsize=8)
+    counts.grid(alpha=0.3, axis="y")
+
+
 # ---------------------------------------------------------------------------------------------------
 # The report behind `memdedup tune`
 # ---------------------------------------------------------------------------------------------------
@@ -846,12 +1068,16 @@ DEFAULT_THRESHOLDS = "0.70:0.95:0.01"
 
 @dataclass(frozen=True)
 class TuneReport:
-    """A sweep, the detail of one threshold, and what the guards gain and cost there."""
+    """A sweep, the detail of one threshold, what the guards gain and cost there, and what each gate
+    costs there (``gates``) and at its own best-F1 threshold of the sweep (``gates_best``), with the
+    same min_chars and guards."""
 
     source: str
     sweep: Sweep
     detail: Evaluation
     tradeoff: dict[str, dict[str, Any]]
+    gates: dict[str, GateCost] = field(default_factory=dict)
+    gates_best: dict[str, GateCost] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -861,7 +1087,41 @@ class TuneReport:
             "sweep": self.sweep.to_dict(),
             "detail": self.detail.to_dict(),
             "guards_at_detail_threshold": self.tradeoff,
+            "gates_at_detail_threshold": {g: c.to_dict() for g, c in self.gates.items()},
+            "gates_at_best_f1": {g: c.to_dict() for g, c in self.gates_best.items()},
         }
+
+    def _gate_table(self, costs: dict[str, GateCost]) -> str:
+        rows = [
+            (
+                c.gate,
+                _fmt_t(c.threshold),
+                c.collapsed,
+                c.false_merges,
+                c.misses,
+                c.lost,
+                _fmt_p(c.recall_lost),
+                c.stopped,
+                _fmt_p(c.precision),
+                _fmt_p(c.recall),
+                _fmt_p(c.f1),
+            )
+            for c in costs.values()
+        ]
+        headers = (
+            "gate",
+            "threshold",
+            "collapsed",
+            "false merges",
+            "misses",
+            "lost",
+            "recall lost",
+            "stopped",
+            "precision",
+            "recall",
+            "F1",
+        )
+        return _grid(headers, rows, right=frozenset(range(1, 11)))
 
     def text(self, *, show: int = 20) -> str:
         """The terminal form; ``show`` caps the false merges and misses listed (0: all)."""
@@ -962,6 +1222,28 @@ class TuneReport:
                 right=frozenset(range(1, 9)),
             )
         )
+        if self.gates:
+            lines.append("")
+            lines.append(
+                f"Gates at threshold {_fmt_t(s.threshold)} (min-chars {s.min_chars}, guards {s.guards})"
+            )
+            notes = gate_notes(sw.prepared.prefix_len)
+            lines.extend(f"  {g}: {notes[g]}" for g in self.gates)
+            lines.append(
+                "  lost: restatements the contract accepts but the gate never fetches (recall lost: lost / "
+                "same-fact pairs);"
+            )
+            lines.append(
+                "  stopped: false merges the gate prevents (both against no gate at the same setting)"
+            )
+            lines.append(self._gate_table(self.gates))
+        if self.gates_best:
+            lines.append("")
+            lines.append(
+                f"Gates at each gate's best-F1 threshold of the sweep (lowest on ties; min-chars "
+                f"{s.min_chars}, guards {s.guards})"
+            )
+            lines.append(self._gate_table(self.gates_best))
         for title, outcomes in (("False merges", ev.false_merges), ("Misses", ev.misses)):
             lines.append("")
             shown = outcomes if show <= 0 else outcomes[:show]
@@ -994,15 +1276,18 @@ def tune(
     guards: Guards | str | None = None,
 ) -> TuneReport:
     """Load labelled pairs (the bundled corpus when ``path`` is None), sweep ``thresholds`` and detail
-    ``threshold``: what ``memdedup tune`` prints."""
+    ``threshold`` (the guards' trade-off and every gate's cost there, and each gate's at its best-F1
+    threshold): what ``memdedup tune`` prints."""
     pairs = load_pairs(path)
     ts = parse_thresholds(thresholds) if isinstance(thresholds, str) else np.asarray(thresholds, dtype=float)
     prepared = prepare(pairs)
     result = sweep(prepared, ts, min_chars=min_chars, prefix=prefix, guards=guards)
     detail = evaluate(prepared, threshold=threshold, min_chars=min_chars, prefix=prefix, guards=guards)
     tradeoff = guard_tradeoff(prepared, threshold=threshold, min_chars=min_chars, prefix=prefix)
+    gates = gate_costs(prepared, threshold=threshold, min_chars=min_chars, guards=guards)
+    gates_best = best_gate_costs(prepared, ts, min_chars=min_chars, guards=guards)
     source = "bundled restatement corpus" if path is None else os.fspath(path)
-    return TuneReport(source, result, detail, tradeoff)
+    return TuneReport(source, result, detail, tradeoff, gates, gates_best)
 
 
 def _selection(ts: np.ndarray, most: int, keep: Iterable[float]) -> list[int]:
