@@ -140,6 +140,7 @@ examples:
   memdedup ingest examples/turns.jsonl --db memory.sqlite
   zcat turns.jsonl.gz | memdedup ingest - --db memory.sqlite --summary
   memdedup ingest turns.jsonl.gz --db memory.sqlite --json > report.json
+  memdedup ingest turns.jsonl --db memory.sqlite --gate index
 """
 
 
@@ -174,6 +175,14 @@ def _add_ingest_parser(subparsers: Any) -> None:
         "--min-importance", type=_finite, default=3.0, help="ops below this importance are dropped"
     )
     parser.add_argument("--max-records", type=int, default=50, help="memories minted per turn at most")
+    parser.add_argument(
+        "--gate",
+        choices=("prefix", "index"),
+        default="prefix",
+        help="the write-time lookup's candidate gate: prefix (the seed's: the first 20 memories sharing the "
+        "label's first 20 characters) or index (none: every memory the scope owns, through a label index "
+        "built when the database is opened), default: prefix",
+    )
     parser.add_argument("--pii", action="store_true", help="also redact e-mail addresses and phone numbers")
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="print the full report as JSON instead of tables")
@@ -221,6 +230,7 @@ def _run_ingest(args: argparse.Namespace) -> int:
                     scrubber=scrubber,
                     progress=advance,
                     source=name,
+                    gate=args.gate,
                 )
     except KeyboardInterrupt as stopped:
         # At a turn boundary (IngestInterrupted), or before the first turn (reading, opening).

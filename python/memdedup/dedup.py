@@ -16,6 +16,7 @@ into symfonic-core itself.
 
 from __future__ import annotations
 
+import inspect
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +29,7 @@ from memdedup._reference import (
     DEDUP_SUBSUME_MIN_CHARS,
 )
 from memdedup.difflib import SequenceMatcher
-from memdedup.errors import InputTypeError
+from memdedup.errors import InputTypeError, InvalidInputError
 from memdedup.guards import as_guards, guards_allow
 from memdedup.scope import materialise_scope_path, stored_scope_path
 
@@ -40,6 +41,7 @@ __all__ = [
     "DEDUP_QUERY_LIMIT",
     "DEDUP_SIMILARITY_THRESHOLD",
     "DEDUP_SUBSUME_MIN_CHARS",
+    "GATES",
     "SequenceMatcher",
     "find_canonical_node",
     "labels_match",
@@ -54,6 +56,22 @@ __all__ = [
 logger = logging.getLogger("memdedup.dedup")
 
 normalise_label = _impl.normalise_label
+
+GATES = ("prefix", "index")
+"""The write-time candidate gates of :func:`find_canonical_node`: ``prefix`` (the seed's: the first
+``DEDUP_QUERY_LIMIT`` rows sharing the stripped label's first ``DEDUP_PREFIX_LEN`` characters) and
+``index`` (none: every row the write scope owns, through the graph's label index)."""
+
+
+def check_gate(gate: Any) -> str:
+    """``gate`` when it is one of :data:`GATES`; else an :class:`~memdedup.errors.InvalidInputError`
+    (a caller's bug, raised, never swallowed as a lookup failure is)."""
+    if not isinstance(gate, str) or gate not in GATES:
+        from memdedup.scrub import redact
+
+        shown = repr(redact(gate, 40)) if isinstance(gate, str) else f"a {type(gate).__name__}"
+        raise InvalidInputError(f"gate must be one of {', '.join(GATES)}, not {shown}")
+    return gate
 
 
 # One call into the backend: the core's labels_match takes min_chars and the guards itself, and the
@@ -87,6 +105,7 @@ async def find_canonical_node(
     threshold: float = DEDUP_SIMILARITY_THRESHOLD,
     requested_id: str | None = None,
     guards: Guards | str | None = None,
+    gate: str = "prefix",
 ) -> Any:
     """Return the existing node the write should collapse into, if any.
 
@@ -104,6 +123,28 @@ async def find_canonical_node(
     ``guards`` (memdedup's extension, off by default, and then the lookup is exactly the seed's): a
     candidate must also pass :func:`memdedup.guards.guards_allow` to be chosen; the requested-id
     short-circuit is unchanged.
+
+    ``gate`` (memdedup's extension, keyword-only): ``"prefix"`` (the default) is the seed's lookup above,
+    exactly. ``"index"`` drops the gate: the answer is the *oldest* node owned by exactly ``scope``, of
+    ``layer``, not retracted, that :func:`labels_match_ext` accepts (and ``guards`` allow), however its
+    label begins and however many rows come before it. Anything else is an
+    :class:`~memdedup.errors.InvalidInputError` (raised: a caller's bug, not a lookup failure).
+
+    The index gate's graph protocol (:class:`~memdedup.store.SQLiteGraphStore` with ``label_index=True``
+    implements it; either method may be a coroutine):
+
+    * ``graph.label_index(scope, layer)``: a :class:`memdedup.index.LabelIndex` holding the live nodes
+      ``scope`` owns in ``layer`` (no ancestor's, no sibling's) under their ids, in store order, or None
+      when the graph keeps none;
+    * ``graph.owned_node(scope, node_id)``: the node ``scope`` owns under that id, or None.
+
+    ``requested_id`` with the index gate: the live node ``scope`` owns in ``layer`` under that id is
+    returned as is, whatever its label (the seed returns it only when its label shares the prefix, and
+    also returns an ancestor's node of that id, which is not the write scope's to collapse into).
+
+    A graph without ``label_index``, one that answers None, or any failure of the index lookup (an
+    index out of step with the graph included) is logged at DEBUG on :data:`logger` and answered by the
+    prefix gate: a lookup failure never breaks the write.
     """
     return await _find_canonical_node(
         graph,
@@ -114,6 +155,7 @@ async def find_canonical_node(
         requested_id=requested_id,
         guards=guards,
         log=logger,
+        gate=gate,
     )
 
 
@@ -127,12 +169,29 @@ async def _find_canonical_node(
     requested_id: str | None,
     guards: Guards | str | None,
     log: logging.Logger,
+    gate: str = "prefix",
 ) -> Any:
     """:func:`find_canonical_node`, logging a swallowed failure on ``log`` (the one body behind both
     memdedup's function and the one installed into symfonic-core)."""
     guards = as_guards(guards) or None
+    check_gate(gate)
     label = (label or "").strip()
-    if not label or graph is None or not hasattr(graph, "query_nodes"):
+    if not label or graph is None:
+        return None
+    if gate == "index":
+        found = await _index_lookup(
+            graph,
+            scope,
+            layer=layer,
+            label=label,
+            threshold=threshold,
+            requested_id=requested_id,
+            guards=guards,
+            log=log,
+        )
+        if found is not _USE_PREFIX_GATE:
+            return found
+    if not hasattr(graph, "query_nodes"):
         return None
     try:
         candidates = list(await graph.query_nodes(scope, layer=layer, label_prefix=label[:DEDUP_PREFIX_LEN]))[
@@ -168,3 +227,54 @@ async def _find_canonical_node(
     except Exception:
         log.debug("dedup: lookup failed, skipping dedup", exc_info=True)
     return None
+
+
+_USE_PREFIX_GATE = object()
+"""What :func:`_index_lookup` answers when the index cannot: the prefix gate decides instead."""
+
+
+async def _resolved(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+async def _index_lookup(
+    graph: Any,
+    scope: Any,
+    *,
+    layer: Any,
+    label: str,
+    threshold: float,
+    requested_id: str | None,
+    guards: Guards | None,
+    log: logging.Logger,
+) -> Any:
+    """The index gate (see :func:`find_canonical_node`): the node, None, or :data:`_USE_PREFIX_GATE`."""
+    if not callable(getattr(graph, "label_index", None)):
+        log.debug("dedup: the graph keeps no label index; using the prefix gate")
+        return _USE_PREFIX_GATE
+    try:
+        index = await _resolved(graph.label_index(scope, layer))
+        if index is None:
+            log.debug("dedup: the graph keeps no label index for this scope and layer; using the prefix gate")
+            return _USE_PREFIX_GATE
+        write_path = materialise_scope_path(scope)
+
+        async def owned(node_id: Any) -> Any:
+            node = await _resolved(graph.owned_node(scope, node_id))
+            if (
+                node is None
+                or getattr(node, "retracted", False)
+                or stored_scope_path(getattr(node, "properties", None), getattr(node, "tenant_id", ""))
+                != write_path
+                or getattr(node, "label", None) != index.label(node_id)
+            ):
+                raise LookupError("the label index is out of step with the graph")
+            return node
+
+        if requested_id and str(requested_id) in index:
+            return await owned(str(requested_id))
+        match = index.first_match(label, threshold=threshold, guards=guards)
+        return None if match is None else await owned(match.id)
+    except Exception:
+        log.debug("dedup: index lookup failed; using the prefix gate", exc_info=True)
+        return _USE_PREFIX_GATE

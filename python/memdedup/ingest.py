@@ -62,6 +62,7 @@ from memdedup.dedup import (
     DEDUP_QUERY_LIMIT,
     DEDUP_SIMILARITY_THRESHOLD,
     DEDUP_SUBSUME_MIN_CHARS,
+    check_gate,
 )
 from memdedup.errors import InputTypeError, InvalidInputError
 from memdedup.inputs import UTF8_BOM, display_name, open_binary, utf8_error
@@ -261,6 +262,7 @@ class _Settings:
     max_records: int
     scrubber: CredentialScrubber
     source: str
+    gate: str = "prefix"
 
 
 def ingest_turn(store: SQLiteGraphStore, turn: Turn, report: IngestReport, settings: _Settings) -> None:
@@ -317,19 +319,34 @@ class Canonical:
 
 
 def decide(
-    store: SQLiteGraphStore, scope: Scope, *, layer: Any, label: str, threshold: float
+    store: SQLiteGraphStore,
+    scope: Scope,
+    *,
+    layer: Any,
+    label: str,
+    threshold: float,
+    gate: str = "prefix",
 ) -> Canonical | None:
     """The memory ``label`` restates, as :func:`memdedup.dedup.find_canonical_node` chooses it on this store
-    (the first ``DEDUP_QUERY_LIMIT`` rows ``scope`` sees in ``layer`` whose label starts with the stripped
-    label's first ``DEDUP_PREFIX_LEN`` characters; of those, the first that ``scope`` owns and that
-    matches), with the reason and the score, from one call into the core.
+    with ``gate``, with the reason and the score, from one call into the core.
+
+    ``gate="prefix"`` (the seed's): the first ``DEDUP_QUERY_LIMIT`` rows ``scope`` sees in ``layer`` whose
+    label starts with the stripped label's first ``DEDUP_PREFIX_LEN`` characters; of those, the first
+    that ``scope`` owns and that matches. ``gate="index"``: the oldest live row ``scope`` owns in
+    ``layer`` that matches, from the store's label index (a store that keeps none, or an index lookup
+    that fails, is logged at DEBUG and answered by the prefix gate).
 
     A lookup that fails for any reason but the database's is logged at DEBUG and decides nothing (the
     write goes on as a new memory); a database failure is the run's (:class:`StoreError`).
     """
+    check_gate(gate)
     label = label.strip()
     if not label:
         return None
+    if gate == "index":
+        decided, found = _decide_by_index(store, scope, layer=layer, label=label, threshold=threshold)
+        if decided:
+            return found
     candidates = store.query(
         scope, layer=layer, label_prefix=label[:DEDUP_PREFIX_LEN], limit=DEDUP_QUERY_LIMIT
     )
@@ -350,6 +367,30 @@ def decide(
     except Exception:
         logger.debug("ingest: dedup lookup failed, writing a new memory", exc_info=True)
     return None
+
+
+def _decide_by_index(
+    store: SQLiteGraphStore, scope: Scope, *, layer: Any, label: str, threshold: float
+) -> tuple[bool, Canonical | None]:
+    """The index gate of :func:`decide`: ``(True, answer)``, or ``(False, None)`` when the prefix gate
+    must decide instead (no index, or an index lookup that failed)."""
+    index = store.label_index(scope, layer)  # a database failure (a rebuild) is the run's
+    if index is None:
+        logger.debug("ingest: the store keeps no label index; using the prefix gate")
+        return False, None
+    try:
+        match = index.first_match(label, threshold=threshold, min_chars=DEDUP_SUBSUME_MIN_CHARS)
+        if match is None:
+            return True, None
+        node = store.owned_node(scope, str(match.id))
+        if node is None or node.retracted or node.label != index.label(match.id):
+            raise LookupError("the label index is out of step with the store")
+        return True, Canonical(node, match.reason, match.score)
+    except StoreError:
+        raise
+    except Exception:
+        logger.debug("ingest: index lookup failed; using the prefix gate", exc_info=True)
+        return False, None
 
 
 def _write_transcript_row(store: SQLiteGraphStore, scope: Scope, row: TranscriptRow) -> int:
@@ -399,7 +440,12 @@ def _apply(
     canonical = None
     if record.layer in DEDUP_LAYERS:
         canonical = decide(
-            store, turn.scope, layer=record.layer, label=record.text, threshold=settings.threshold
+            store,
+            turn.scope,
+            layer=record.layer,
+            label=record.text,
+            threshold=settings.threshold,
+            gate=settings.gate,
         )
     if canonical is not None:
         store.record_mention(
@@ -461,7 +507,9 @@ class _Run:
         scrubber: CredentialScrubber | None,
         progress: Callable[[int], None] | None,
         source: str,
+        gate: str = "prefix",
     ) -> None:
+        check_gate(gate)
         if (
             isinstance(threshold, bool)
             or not isinstance(threshold, int | float)
@@ -471,10 +519,17 @@ class _Run:
         if isinstance(max_records, bool) or not isinstance(max_records, int) or max_records < 0:
             raise InvalidInputError(f"max_records must be an integer >= 0, not {max_records!r}")
         scrubber = scrubber if scrubber is not None else CredentialScrubber()
-        self.settings = _Settings(float(threshold), float(min_importance), max_records, scrubber, source)
+        self.settings = _Settings(
+            float(threshold), float(min_importance), max_records, scrubber, source, gate
+        )
         self.progress = progress
         self.owned = not isinstance(db, SQLiteGraphStore)
-        self.store: SQLiteGraphStore = db if isinstance(db, SQLiteGraphStore) else SQLiteGraphStore(db)
+        indexed = gate == "index"
+        self.store: SQLiteGraphStore = (
+            db if isinstance(db, SQLiteGraphStore) else SQLiteGraphStore(db, label_index=indexed)
+        )
+        if indexed and not self.owned:
+            self.store.enable_label_index()
         self.report = IngestReport(source=source, database=self.store.path)
         self.report.warnings.extend(
             f"the database failed its integrity check on open: {problem}"
@@ -573,10 +628,13 @@ def ingest_turns(
     scrubber: CredentialScrubber | None = None,
     progress: Callable[[int], None] | None = None,
     source: str = "",
+    gate: str = "prefix",
 ) -> IngestReport:
     """Ingest turns (``Turn`` objects or their JSON objects) into the store at ``db`` (a path or a store).
 
-    ``progress`` is called with 1 after each turn (or unreadable line) is done. Raises
+    ``progress`` is called with 1 after each turn (or unreadable line) is done. ``gate`` is the write-time
+    lookup's candidate gate (:func:`decide`): ``"prefix"``, the seed's, or ``"index"``, gate-free (the
+    store then keeps a label index, built on open). Raises
     :class:`IngestInterrupted` on Ctrl-C and :class:`~memdedup.store.StoreError` when the database fails,
     each carrying the partial report (see the module docstring). An async iterable is read on its own
     event loop (inside a running loop, use :func:`aingest_turns`).
@@ -589,6 +647,7 @@ def ingest_turns(
         scrubber=scrubber,
         progress=progress,
         source=source,
+        gate=gate,
     )
     if hasattr(turns, "__aiter__"):
         return asyncio.run(run.aconsume(turns))
@@ -606,6 +665,7 @@ async def aingest_turns(
     scrubber: CredentialScrubber | None = None,
     progress: Callable[[int], None] | None = None,
     source: str = "",
+    gate: str = "prefix",
 ) -> IngestReport:
     """:func:`ingest_turns` as a coroutine, for callers inside an event loop (turns may be an async
     iterable). Each turn is written synchronously (SQLite is); the loop runs between turns."""
@@ -617,6 +677,7 @@ async def aingest_turns(
         scrubber=scrubber,
         progress=progress,
         source=source,
+        gate=gate,
     )
     return await run.aconsume(turns)
 
@@ -630,6 +691,7 @@ def ingest_file(
     max_records: int = 50,
     scrubber: CredentialScrubber | None = None,
     progress: Callable[[int], None] | None = None,
+    gate: str = "prefix",
 ) -> IngestReport:
     """Ingest a ``.jsonl`` file of turns (see :class:`Turn`; ``-`` reads stdin, gzip is read
     decompressed); bad lines are reported, never fatal.
@@ -651,6 +713,7 @@ def ingest_file(
             scrubber=scrubber,
             progress=progress,
             source=source,
+            gate=gate,
         )
     finally:
         turns.close()

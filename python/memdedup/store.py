@@ -60,8 +60,10 @@ from typing import TYPE_CHECKING, Any
 from memdedup.errors import InvalidInputError, MemdedupError
 from memdedup.scope import SCOPE_PATH_KEY
 from memdedup.scrub import redact
+from memdedup.store_index import StoreLabelIndex
 
 if TYPE_CHECKING:
+    from memdedup.index import LabelIndex
     from memdedup.recall import Recall
 
 __all__ = [
@@ -317,11 +319,26 @@ class SQLiteGraphStore:
     ``query_nodes`` is a coroutine because that is the graph protocol ``find_canonical_node`` awaits;
     every other method is a plain call (SQLite is synchronous), and :meth:`query` is ``query_nodes``
     without the coroutine. See the module docstring for what opening a file checks (``check``).
+
+    ``label_index=True`` keeps a :class:`~memdedup.index.LabelIndex` per ``(scope path, layer)`` of the
+    live rows, built on open and kept in step with every write (:meth:`label_index`): what
+    ``find_canonical_node(..., gate="index")`` and ``memdedup ingest --gate index`` look labels up in.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0, check: str = "auto") -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        timeout: float = 30.0,
+        check: str = "auto",
+        label_index: bool = False,
+    ) -> None:
         if check not in _CHECKS:
             raise InvalidInputError(f"check must be one of {', '.join(_CHECKS)}, not {redact(check, 40)!r}")
+        if not isinstance(label_index, bool):
+            raise InvalidInputError(f"label_index must be True or False, not a {type(label_index).__name__}")
+        self._index: StoreLabelIndex | None = None
+        self._data_version = 0
         self.path = os.fspath(path)
         self.timeout = timeout
         #: What the integrity check on open found ("" lines when the file is sound or unchecked).
@@ -340,6 +357,8 @@ class SQLiteGraphStore:
             self._claim()
             self._check(check)
             self._configure()
+            if label_index:
+                self.enable_label_index()
         except sqlite3.DatabaseError as exc:
             self._conn.close()
             raise StoreError(
@@ -474,6 +493,7 @@ class SQLiteGraphStore:
                 )
 
     def close(self) -> None:
+        self._index = None
         self._conn.close()
 
     def __enter__(self) -> SQLiteGraphStore:
@@ -519,6 +539,8 @@ class SQLiteGraphStore:
         except BaseException:
             self._rollback()
             raise
+        if self._index is not None:
+            self._index.committed()
 
     def _rollback(self) -> None:
         # SQLite rolls some failures back itself (SQLITE_FULL can), and then there is nothing to undo.
@@ -527,6 +549,63 @@ class SQLiteGraphStore:
                 self._conn.execute("ROLLBACK")
             except sqlite3.Error:
                 logger.debug("rollback failed", exc_info=True)
+        if self._index is not None:
+            # Whatever the transaction put in the index is rebuilt from the rolled-back database.
+            self._index.rolled_back()
+
+    # -- the label index -------------------------------------------------------------------------------
+
+    def enable_label_index(self) -> None:
+        """Keep a label index per ``(scope path, layer)`` from now on (what ``label_index=True`` does on
+        open): built at once from the live rows in store order; a no-op when it is kept already."""
+        if self._index is not None:
+            return
+        index = StoreLabelIndex(self._live_rows)
+        self._data_version = self._current_data_version()
+        index.build(in_transaction=self._conn.in_transaction)
+        self._index = index
+
+    @property
+    def has_label_index(self) -> bool:
+        """Whether this store keeps label indexes (``label_index=True`` or :meth:`enable_label_index`)."""
+        return self._index is not None
+
+    def label_index(self, scope: Any, layer: Any) -> LabelIndex | None:
+        """The :class:`~memdedup.index.LabelIndex` of the live rows ``scope`` *owns* (its ``scope_path``
+        exactly: an ancestor's or a sibling's rows are never in it) in ``layer``, under their node ids, in
+        store order (its first match is the oldest row); None when this store keeps no index.
+
+        This is the graph protocol of ``find_canonical_node(..., gate="index")`` (with
+        :meth:`owned_node`). The index is the store's own, live: read it, never write to it. Another
+        connection's commit (another process writing this file) is noticed here and the indexes are
+        rebuilt from the database before the answer.
+        """
+        if self._index is None:
+            return None
+        partition = (_text("scope path", scope.scope_path), _text("layer", layer))
+        version = self._current_data_version()
+        if version != self._data_version:
+            self._index.invalidate()
+            self._data_version = version
+        return self._index.get(partition, in_transaction=self._conn.in_transaction)
+
+    def label_index_bytes(self) -> int:
+        """Bytes the label indexes hold (0 without them)."""
+        return self._index.memory_bytes() if self._index is not None else 0
+
+    def _current_data_version(self) -> int:
+        # Changes when another connection commits to the file (never for this connection's own writes).
+        return int(self._rows("PRAGMA data_version")[0][0])
+
+    def _live_rows(self, partition: tuple[str, str] | None) -> list[tuple[str, str, str, str]]:
+        sql = "SELECT scope_path, layer, id, label FROM nodes WHERE retracted_at IS NULL"
+        params: tuple[str, ...] = ()
+        if partition is not None:
+            sql += " AND scope_path = ? AND layer = ?"
+            params = partition
+        return [
+            tuple(row) for row in self._rows(sql + " ORDER BY seq", params, doing="building the label index")
+        ]
 
     # -- reads -----------------------------------------------------------------------------------------
 
@@ -714,7 +793,8 @@ class SQLiteGraphStore:
         now = _now()
         with self.transaction():
             existed = self._rows(
-                "SELECT 1 FROM nodes WHERE scope_path = ? AND id = ?", (values[1], values[0])
+                "SELECT layer, label, retracted_at FROM nodes WHERE scope_path = ? AND id = ?",
+                (values[1], values[0]),
             )
             self._execute(
                 _INSERT_NODE + "ON CONFLICT (scope_path, id) DO UPDATE SET layer = excluded.layer, "
@@ -723,8 +803,21 @@ class SQLiteGraphStore:
                 (*values, now, now),
             )
             node = self._owned(values[1], values[0])
-        assert node is not None
+            assert node is not None
+            if self._index is not None:
+                self._upserted_in_index(node, existed[0] if existed else None)
         return node, not existed
+
+    def _upserted_in_index(self, node: StoredNode, before: Sequence[Any] | None) -> None:
+        """Keep the label index in step with an upsert (inside its transaction)."""
+        assert self._index is not None
+        partition = (node.scope_path, node.layer)
+        if before is None:
+            self._index.inserted(partition, node.id, node.label, in_transaction=True)
+        elif before[2] is None and (before[0], before[1]) != (node.layer, node.label):
+            # A live row's label or layer changed in place: its place in store order is kept, which an
+            # insertion-ordered index can only follow by a rebuild of both partitions.
+            self._index.reordered((node.scope_path, before[0]), partition, in_transaction=True)
 
     def insert_node(
         self,
@@ -743,7 +836,12 @@ class SQLiteGraphStore:
         values = self._node_values(scope, node_id, layer, label, properties, importance, salience, origin)
         now = _now()
         cursor = self._execute(_INSERT_NODE + "ON CONFLICT (scope_path, id) DO NOTHING", (*values, now, now))
-        return cursor.rowcount == 1
+        inserted = cursor.rowcount == 1
+        if inserted and self._index is not None:
+            self._index.inserted(
+                (values[1], values[3]), values[0], values[4], in_transaction=self._conn.in_transaction
+            )
+        return inserted
 
     def _owned(self, scope_path: str, node_id: str) -> StoredNode | None:
         rows = self._rows(
@@ -775,12 +873,20 @@ class SQLiteGraphStore:
 
         Returns whether a live row was retracted. The row stays for audit; reads hide it.
         """
-        cursor = self._execute(
-            "UPDATE nodes SET retracted_at = ?, retraction_reason = ?, updated_at = ? "
-            "WHERE scope_path = ? AND id = ? AND retracted_at IS NULL",
-            (_now(), reason, _now(), _text("scope path", scope.scope_path), node_id),
-        )
-        return cursor.rowcount == 1
+        scope_path = _text("scope path", scope.scope_path)
+        with self.transaction():
+            cursor = self._execute(
+                "UPDATE nodes SET retracted_at = ?, retraction_reason = ?, updated_at = ? "
+                "WHERE scope_path = ? AND id = ? AND retracted_at IS NULL",
+                (_now(), reason, _now(), scope_path, node_id),
+            )
+            retracted = cursor.rowcount == 1
+            if retracted and self._index is not None:
+                (layer,) = self._rows(
+                    "SELECT layer FROM nodes WHERE scope_path = ? AND id = ?", (scope_path, node_id)
+                )[0]
+                self._index.removed((scope_path, layer), node_id, in_transaction=True)
+        return retracted
 
     # -- the ingest ledger -----------------------------------------------------------------------------
 
