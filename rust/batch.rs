@@ -15,6 +15,7 @@ use crate::bounds::{folded, m_min, Lcs};
 use crate::cancel::Cancel;
 use crate::contract::{MatchParams, PairDecider, Reason};
 use crate::error::{Error, Result};
+use crate::index::{LabelIndex, QueryScratch};
 use crate::matcher::{BSide, IdHasher, Matcher};
 use crate::text::Text;
 
@@ -268,6 +269,9 @@ pub enum PrefixMode {
     Raw,
     /// The normalised label: restatements that differ only in case or spacing at the start are fetched.
     Normalised,
+    /// No gate: every earlier canonical of the partition is a candidate, oldest first, through a
+    /// [`crate::index::LabelIndex`] (`prefix_len` and `query_limit` do not apply).
+    None,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -386,7 +390,7 @@ pub fn replay(
     }
     let keys = match rp.prefix_mode {
         PrefixMode::Raw => stripped,
-        PrefixMode::Normalised => normalised,
+        PrefixMode::Normalised | PrefixMode::None => normalised,
     };
     // Every key is cut at its own length or `prefix_len`, whichever is shorter.
     let longest_key = keys.iter().map(Text::len).max().unwrap_or(0);
@@ -405,7 +409,12 @@ pub fn replay(
         .par_iter()
         .map_init(
             || PairDecider::with_cancel(cancel),
-            |d, members| replay_partition(d, members, stripped, normalised, rp, cancel),
+            |d, members| match rp.prefix_mode {
+                PrefixMode::None => {
+                    replay_partition_indexed(members, stripped, normalised, rp, cancel)
+                }
+                _ => replay_partition(d, members, stripped, normalised, rp, cancel),
+            },
         )
         .collect::<Result<_>>()?;
     let mut result = ReplayResult {
@@ -560,7 +569,7 @@ fn replay_partition(
     let key_into = |i: u32, key: &mut Vec<u32>| {
         let text = match rp.prefix_mode {
             PrefixMode::Raw => &stripped[i as usize],
-            PrefixMode::Normalised => &normalised[i as usize],
+            PrefixMode::Normalised | PrefixMode::None => &normalised[i as usize],
         };
         text.prefix_codepoints_into(rp.prefix_len, key)
     };
@@ -606,6 +615,48 @@ fn replay_partition(
         }
     }
     cancel.check()?;
+    Ok(out)
+}
+
+/// One partition replayed with no gate: each label is looked up among every earlier canonical of
+/// the partition (an exact [`LabelIndex`] query for the oldest match) and joins the oldest that
+/// matches, else becomes a canonical itself. Equal to deciding every earlier canonical in order.
+fn replay_partition_indexed(
+    members: &[u32],
+    stripped: &[Text],
+    normalised: &[Text],
+    rp: &ReplayParams,
+    cancel: &Cancel,
+) -> Result<Vec<Decided>> {
+    let mut index = LabelIndex::new(rp.matching.min_chars);
+    let mut scratch = QueryScratch::with_cancel(cancel);
+    // Slot `s` of the index is canonical `label_of[s]`.
+    let mut label_of: Vec<u32> = Vec::new();
+    let mut out = alloc::with_capacity(members.len())?;
+    for &i in members {
+        cancel.check()?;
+        if stripped[i as usize].is_empty() {
+            out.push((i, i, Some(Outcome::Empty), f64::NAN));
+            continue;
+        }
+        let incoming = &normalised[i as usize];
+        let hits = index.query(0, incoming, &rp.matching, true, &mut scratch, cancel)?;
+        match hits.first() {
+            Some(&(slot, reason, score)) => {
+                out.push((
+                    i,
+                    label_of[slot as usize],
+                    Some(Outcome::Collapsed(reason)),
+                    score,
+                ));
+            }
+            None => {
+                index.insert(0, incoming.clone())?;
+                alloc::push(&mut label_of, i)?;
+                out.push((i, i, Some(Outcome::New), f64::NAN));
+            }
+        }
+    }
     Ok(out)
 }
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import difflib
+import gzip
+import itertools
 import random
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -17,6 +20,7 @@ from memdedup.dedup import find_canonical_node
 from memdedup.errors import InvalidInputError
 from memdedup.scope import Scope
 from memdedup.store import SQLiteGraphStore
+from strategies import label_text, n_examples, seed_labels_match
 
 BASE = [
     "Uses pytest and ruff",
@@ -100,6 +104,76 @@ def test_replay_equals_sequential_find_canonical_node_on_a_real_store(tmp_path, 
         return out
 
     assert batch.replay(labels).canonical.tolist() == asyncio.run(sequential())
+
+
+@settings(max_examples=n_examples(150), deadline=None)
+@given(
+    labels=st.lists(
+        st.one_of(st.sampled_from(BASE), st.text(alphabet="ab .Xé", max_size=30), label_text), max_size=40
+    ),
+    threshold=st.sampled_from([0.0, 0.5, 0.85, 1.0]),
+    min_chars=st.sampled_from([0, 4, 16]),
+)
+def test_gate_free_replay_equals_a_sequential_brute_force(
+    labels: list[str], threshold: float, min_chars: int
+) -> None:
+    """``prefix="none"``: each label joins the oldest earlier canonical of its partition it matches (every
+    canonical decided in order, nothing capped), exactly as the reference does it and as a plain loop does."""
+    scopes = [len(label) % 2 for label in labels]
+    got = batch.replay(labels, scopes=scopes, threshold=threshold, min_chars=min_chars, prefix="none")
+    want = _reference.replay(labels, scopes, threshold=threshold, min_chars=min_chars, prefix="none")
+    assert got.canonical.tolist() == want[0]
+    assert got.reason == want[1]
+    np.testing.assert_array_equal(got.score, np.asarray(want[2]))
+    # The same, restated with the contract's oracle and no index at all.
+    canon: dict[int, list[int]] = {}
+    expected = []
+    for i, (label, scope) in enumerate(zip(labels, scopes, strict=True)):
+        if not label.strip():
+            expected.append(i)
+            continue
+        store = canon.setdefault(scope, [])
+        hit = next(
+            (
+                j
+                for j in store
+                if seed_labels_match(labels[j], label, threshold=threshold, min_chars=min_chars)
+            ),
+            None,
+        )
+        if hit is None:
+            store.append(i)
+        expected.append(i if hit is None else hit)
+    assert got.canonical.tolist() == expected
+
+
+def test_gate_free_replay_finds_what_the_prefix_gate_misses() -> None:
+    labels = ["User prefers dark mode", "Prefers dark mode"]
+    assert batch.replay(labels).canonical.tolist() == [0, 1]
+    gate_free = batch.replay(labels, prefix="none")
+    assert gate_free.canonical.tolist() == [0, 0]
+    assert gate_free.reason == ["new", "ratio"]
+    # Past the 20-candidate cap as well.
+    rnd = random.Random(1)
+    tails = ["".join(rnd.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(40)) for _ in range(25)]
+    labels = [f"Shared opening words {tail}" for tail in tails] + [f"Shared opening words {tails[-1]} again"]
+    assert batch.replay(labels).canonical[-1] == 25
+    assert batch.replay(labels, prefix="none").canonical[-1] == 24
+
+
+def test_gate_free_replay_of_real_labels_equals_the_join() -> None:
+    """On real labels the gate-free replay is the canonical clustering of the all-pairs join: each label
+    joins the oldest earlier canonical it matches."""
+    labels = _sample_labels(4000)
+    pairs = batch.join(labels)
+    want = batch.clusters(labels, pairs=pairs, mode="canonical").canonical.tolist()
+    assert batch.replay(labels, prefix="none").canonical.tolist() == want
+
+
+def _sample_labels(limit: int) -> list[str]:
+    path = Path(__file__).resolve().parent.parent / "benches" / "data" / "labels_sample.txt.gz"
+    with gzip.open(path, "rt", encoding="utf-8", errors="surrogateescape") as fh:
+        return [line.rstrip("\n") for line in itertools.islice(fh, limit)]
 
 
 def test_replay_partitions_never_collapse_across_scopes_or_layers() -> None:

@@ -338,7 +338,10 @@ def _replay_oracle(
             return s.strip() if prefix == "raw" else _reference.normalise_label(s)
 
         store = stores.setdefault(part, [])
-        cands = [j for j in store if key(labels[j]).startswith(key(text)[:prefix_len])][:query_limit]
+        if prefix == "none":
+            cands = list(store)
+        else:
+            cands = [j for j in store if key(labels[j]).startswith(key(text)[:prefix_len])][:query_limit]
         hit = next(
             (
                 j
@@ -361,7 +364,12 @@ def test_replay_with_guards(seed: int) -> None:
     rnd = random.Random(seed)
     labels = _mixed_labels(seed, 150)
     parts = [rnd.randrange(2) for _ in labels]
-    for prefix, prefix_len, query_limit in (("raw", 20, 20), ("normalised", 20, 20), ("raw", 5, 2)):
+    for prefix, prefix_len, query_limit in (
+        ("raw", 20, 20),
+        ("normalised", 20, 20),
+        ("raw", 5, 2),
+        ("none", 20, 20),
+    ):
         for g in (VALUE, NEGATION, ALL):
             r = batch.replay(
                 labels, scopes=parts, guards=g, prefix=prefix, prefix_len=prefix_len, query_limit=query_limit

@@ -254,8 +254,8 @@ def replay(
     query_limit: int = DEDUP_QUERY_LIMIT,
 ) -> tuple[list[int], list[str], list[float]]:
     """Sequential ``find_canonical_node`` per label against a store of canonicals, written plainly."""
-    if prefix not in {"raw", "normalised", "normalized"}:
-        raise ValueError(f"prefix must be 'raw' or 'normalised', not {prefix!r}")
+    if prefix not in {"raw", "normalised", "normalized", "none"}:
+        raise ValueError(f"prefix must be 'raw', 'normalised' or 'none', not {prefix!r}")
     stores: dict[int, list[int]] = {}
     canonical, outcome, score = [], [], []
     texts = [str(label or "") for label in labels]
@@ -272,7 +272,10 @@ def replay(
         def key_of(j: int) -> str:
             return texts[j].strip() if prefix == "raw" else normalise_label(texts[j])
 
-        candidates = [j for j in store if key_of(j).startswith(key[:prefix_len])][:query_limit]
+        if prefix == "none":
+            candidates = list(store)  # no gate: every earlier canonical, oldest first
+        else:
+            candidates = [j for j in store if key_of(j).startswith(key[:prefix_len])][:query_limit]
         hit = next(
             (j for j in candidates if labels_match(texts[j], text, threshold=threshold, min_chars=min_chars)),
             None,

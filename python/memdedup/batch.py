@@ -429,7 +429,9 @@ def replay(
     ``prefix="raw"`` keys by the stripped raw label, case-sensitively: the seed's gate, so results
     equal the sequential lookups exactly. ``prefix="normalised"`` keys by the normalised label, so a
     restatement that differs only in case, spacing or trailing punctuation at its start is fetched
-    too (it collapses more; it is not the seed's behaviour).
+    too (it collapses more; it is not the seed's behaviour). ``prefix="none"`` has no gate: each label is
+    looked up among every earlier canonical of its partition (an exact :class:`memdedup.index.LabelIndex`
+    query), so it collapses into the oldest one it matches; ``prefix_len`` and ``query_limit`` do not apply.
 
     An empty label (``""``, whitespace only, or missing: ``None``, NaN, ``pd.NA``) is never looked up and
     never a candidate: the seed returns before querying. It stays its own canonical with reason
@@ -442,8 +444,8 @@ def replay(
     guarded replay runs in Python (:func:`memdedup.guards.replay_guarded`), several times slower.
     """
     _comparable(threshold, min_chars)
-    if prefix not in ("raw", "normalised"):
-        raise InvalidInputError(f"prefix must be 'raw' or 'normalised', not {prefix!r}")
+    if prefix not in ("raw", "normalised", "none"):
+        raise InvalidInputError(f"prefix must be 'raw', 'normalised' or 'none', not {prefix!r}")
     if prefix_len < 0 or query_limit < 0:
         raise InvalidInputError("prefix_len and query_limit must not be negative")
     labels = as_labels(labels)

@@ -272,12 +272,14 @@ def replay_guarded(
     and the guards tokenise in Python: expect it to be several times slower than the unguarded replay.
     With every guard off it returns exactly what the Rust replay returns.
     """
-    if prefix not in {"raw", "normalised", "normalized"}:
-        raise InvalidInputError(f"prefix must be 'raw' or 'normalised', not {prefix!r}")
+    if prefix not in {"raw", "normalised", "normalized", "none"}:
+        raise InvalidInputError(f"prefix must be 'raw', 'normalised' or 'none', not {prefix!r}")
     if len(labels) != len(partitions):
         raise InvalidInputError(f"{len(labels)} labels but {len(partitions)} partition ids")
     g = as_guards(guards)
     texts = [_text(label) for label in labels]
+    if prefix == "none":
+        return _replay_guarded_ungated(texts, partitions, g, threshold, min_chars)
     # One index per (partition, key length): key[:length] -> canonicals in store order. A query key of
     # length ell < prefix_len (a short label) must find every canonical whose key starts with it.
     index: dict[tuple[int, int], dict[str, list[int]]] = {}
@@ -313,4 +315,34 @@ def replay_guarded(
             canonical.append(hit)
             reason.append(decided[0])
             score.append(decided[1])
+    return canonical, reason, score
+
+
+def _replay_guarded_ungated(
+    texts: list[str], partitions: list[int], g: Guards, threshold: float, min_chars: int
+) -> tuple[list[int], list[str], list[float]]:
+    """:func:`replay_guarded` with no gate: each label joins the oldest canonical of its partition that
+    matches and passes the guards (an exact :class:`memdedup.index.LabelIndex` query)."""
+    from memdedup.index import LabelIndex  # imported here: memdedup.index imports this module
+
+    index = LabelIndex(threshold=threshold, min_chars=min_chars)
+    canonical: list[int] = []
+    reason: list[str] = []
+    score: list[float] = []
+    for i, (text, part) in enumerate(zip(texts, partitions, strict=True)):
+        if not text.strip():
+            canonical.append(i)
+            reason.append("empty")
+            score.append(float("nan"))
+            continue
+        found = index.first_match(text, scope=part, guards=g)
+        if found is None:
+            index.insert(text, i, scope=part)
+            canonical.append(i)
+            reason.append("new")
+            score.append(float("nan"))
+        else:
+            canonical.append(int(found.id))  # type: ignore[call-overload]
+            reason.append(found.reason)
+            score.append(found.score)
     return canonical, reason, score

@@ -30,7 +30,7 @@ mod substrings;
 mod tests;
 
 use std::collections::{BTreeMap, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 
 use rayon::prelude::*;
 
@@ -40,7 +40,7 @@ use crate::cancel::Cancel;
 use crate::contract::{MatchParams, PairDecider, Reason};
 use crate::error::{Error, Result};
 use crate::join::{coarse_histogram, hist_overlap, histogram, BUCKETS, COARSE};
-use crate::matcher::ratio_of;
+use crate::matcher::{ratio_of, IdHasher};
 use crate::simd::{nibble_filter, pack_nibbles};
 use crate::text::Text;
 
@@ -52,27 +52,6 @@ const PARALLEL_WINDOW: usize = 16_384;
 
 /// A matching stored label: its slot, why it matches, and the exact ratio (stored first).
 pub type Hit = (u32, Reason, f64);
-
-/// A hasher for keys that are already hashes or small integers.
-#[derive(Default)]
-pub struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ b as u64).wrapping_mul(0x100_0000_01B3);
-        }
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (n >> 32);
-    }
-    fn write_u32(&mut self, n: u32) {
-        self.write_u64(n as u64);
-    }
-}
 
 /// One stored label.
 struct Entry {
@@ -143,7 +122,8 @@ impl LabelIndex {
     /// are answered exactly by a scan).
     pub fn new(serves: usize) -> LabelIndex {
         LabelIndex {
-            serves: serves.max(1),
+            // A larger `c` would only make windows longer than any label worth indexing.
+            serves: serves.clamp(1, 1 << 20),
             entries: Vec::new(),
             partitions: HashMap::default(),
             live: 0,

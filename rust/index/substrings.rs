@@ -30,7 +30,7 @@ use crate::alloc;
 use crate::error::Result;
 use crate::text::Text;
 
-use super::IdHasher;
+use crate::matcher::IdHasher;
 
 /// The longest gram: longer grams are rarer, but leave shorter windows (more minimisers a label).
 const MAX_GRAM: usize = 8;

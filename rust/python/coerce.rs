@@ -352,10 +352,11 @@ impl<'a, 'py> FromPyObject<'a, 'py> for Prefix {
         let name = choice(
             &obj.to_owned(),
             "prefix",
-            &["raw", "normalised", "normalized"],
+            &["raw", "normalised", "normalized", "none"],
         )?;
         Ok(match name {
             "raw" => Prefix::RAW,
+            "none" => Prefix(crate::batch::PrefixMode::None, "none"),
             "normalised" => Prefix(crate::batch::PrefixMode::Normalised, "normalised"),
             _ => Prefix(crate::batch::PrefixMode::Normalised, "normalized"),
         })
