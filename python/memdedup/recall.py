@@ -1,14 +1,23 @@
 """The recall path, top to bottom: the memory block a scope recalls, without the conversation window's own
 turns (the seed's window contract, in one call).
 
-:func:`recall` (also :meth:`memdedup.store.SQLiteGraphStore.recall`) runs three steps:
+:func:`recall` (also :meth:`memdedup.store.SQLiteGraphStore.recall`) runs four steps:
 
 1. **select**: the rows ``scope`` sees (its own and its ancestors', never a sibling's), not retracted, in
    the store's order (oldest first), optionally of one ``layer`` and at most ``limit`` of them
    (:meth:`~memdedup.store.SQLiteGraphStore.query`);
 2. **identify**: each row becomes a recalled item that keeps its properties (``turn_id``, ``speaker``,
-   ``source`` for a transcript row) and its owning scope path (:func:`memdedup.window.recalled_from_node`);
-3. **render**: the window leads the block and the recalled items follow, admitted greedily under
+   ``source`` for a transcript row), its owning scope path and its salience
+   (:func:`memdedup.window.recalled_from_node`);
+3. **collapse** (``collapse=True``, the default): among the selected items, each group of restatements
+   keeps its most salient memory (ties: the newest) and the others are dropped, each reported as
+   ``(record_id, "restates <kept id> (<rule> <ratio>)")``. Restating is write-time dedup's contract
+   (``memdedup.labels_match`` with ``threshold``, ``min_chars`` and ``guards``, the library's defaults:
+   0.85, 16, off), the older row the stored side; across scopes and layers
+   (:func:`memdedup.collapse.collapse_restatements` states the rule). It runs on what was selected,
+   before the window filter, so it does not depend on the window or the ceilings: a memory that
+   restates a window turn's copy goes with that copy, and the block shows the fact once, in the window;
+4. **render**: the window leads the block and the recalled items follow, admitted greedily under
    ``char_ceiling`` (and ``max_bytes``) (:func:`memdedup.window.render_block`). A recalled transcript row
    is dropped when it is the same utterance as a window turn the block renders: same conversation (the
    row is owned by ``scope``, unless the window turn names another ``scope_path``), same ``turn_id``,
@@ -18,16 +27,24 @@ turns (the seed's window contract, in one call).
 The window is the caller's: :class:`memdedup.window.WindowTurn` objects (``turn_id``, ``speaker``,
 ``text``; or mappings with those keys), in the order the block shows them. Ranking is not this
 module's: the block follows the store's order; filter or order the rows yourself and call
+:func:`memdedup.collapse.collapse_restatements` (``age=`` for items not oldest first) and
 :func:`memdedup.window.render_block` with ``scope=`` for anything else.
+
+The report lists the collapse's drops first, then the window filter's, each in the store's order.
+``Recall.memories`` holds every item selected, before either filter.
 """
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
+from memdedup._reference import DEDUP_SIMILARITY_THRESHOLD, DEDUP_SUBSUME_MIN_CHARS
+from memdedup.collapse import check_options, collapse_restatements
+from memdedup.errors import InputTypeError
+from memdedup.guards import Guards
 from memdedup.window import (
     BlockReport,
     RecalledItem,
@@ -43,7 +60,8 @@ __all__ = ["Recall", "recall"]
 @dataclass(frozen=True)
 class Recall:
     """A rendered memory block: ``text`` (the window's admitted lines, then the memories'), ``report``
-    (what happened to every line) and ``memories`` (every item selected, before the window filter)."""
+    (what happened to every line) and ``memories`` (every item selected, before the collapse and the
+    window filter)."""
 
     text: str
     report: BlockReport
@@ -57,7 +75,8 @@ class Recall:
 
     @property
     def dropped(self) -> tuple[tuple[str, str], ...]:
-        """``(record_id, reason)`` of each recalled copy of a window turn the block renders."""
+        """``(record_id, reason)`` of each restatement the collapse dropped, then of each recalled copy of
+        a window turn the block renders."""
         return self.report.dropped
 
     @property
@@ -75,9 +94,19 @@ def recall(
     max_bytes: int | None = None,
     layer: Any = None,
     limit: int | None = None,
+    collapse: bool = True,
+    threshold: float = DEDUP_SIMILARITY_THRESHOLD,
+    min_chars: int = DEDUP_SUBSUME_MIN_CHARS,
+    guards: Guards | str | Iterable[str] | None = None,
 ) -> Recall:
-    """The memory block ``scope`` recalls from ``store``, led by ``window``, without the window's own turns
-    (see the module docstring). ``char_ceiling=None`` admits every line."""
+    """The memory block ``scope`` recalls from ``store``, led by ``window``, each restatement among the
+    memories collapsed (``collapse=False``: none) and without the window's own turns (see the module
+    docstring). ``char_ceiling=None`` admits every line; ``threshold``, ``min_chars`` and ``guards`` are
+    the collapse's (``memdedup.labels_match``'s)."""
+    if not isinstance(collapse, bool):
+        raise InputTypeError(f"collapse must be a bool, not {type(collapse).__name__}")
+    if collapse:
+        guards = check_options(threshold, min_chars, guards)
     if char_ceiling is None:
         char_ceiling = sys.maxsize
     turns = [WindowTurn(**turn) if isinstance(turn, Mapping) else turn for turn in window]
@@ -85,12 +114,18 @@ def recall(
     nodes = store.query(scope, layer=layer, limit=limit)
     # 2. identify
     memories = tuple(recalled_from_node(node) for node in nodes)
-    # 3. render, the window's own turns removed
+    # 3. collapse restatements among the memories (store order: oldest first)
+    shown: tuple[RecalledItem, ...] = memories
+    collapsed: tuple[tuple[str, str], ...] = ()
+    if collapse:
+        result = collapse_restatements(memories, threshold=threshold, min_chars=min_chars, guards=guards)
+        shown, collapsed = result.kept, result.dropped
+    # 4. render, the window's own turns removed
     text, report = render_block(
         turns,
-        RetrievalResult(memories=memories),
+        RetrievalResult(memories=shown),
         char_ceiling=char_ceiling,
         max_bytes=max_bytes,
         scope=scope,
     )
-    return Recall(text, report, memories)
+    return Recall(text, replace(report, dropped=collapsed + report.dropped), memories)

@@ -729,13 +729,28 @@ class SQLiteGraphStore:
         max_bytes: int | None = None,
         layer: Any = None,
         limit: int | None = None,
+        collapse: bool = True,
+        threshold: float = 0.85,
+        min_chars: int = 16,
+        guards: Any = None,
     ) -> Recall:
-        """The memory block recalled at ``scope`` with the window's own turns removed: one call for the
-        window contract (see :func:`memdedup.recall.recall`)."""
+        """The memory block recalled at ``scope``, restatements collapsed (``collapse=False``: not) and the
+        window's own turns removed: one call for the recall path (see :func:`memdedup.recall.recall`;
+        ``threshold``, ``min_chars`` and ``guards`` are the library's defaults)."""
         from memdedup.recall import recall
 
         return recall(
-            self, scope, window, char_ceiling=char_ceiling, max_bytes=max_bytes, layer=layer, limit=limit
+            self,
+            scope,
+            window,
+            char_ceiling=char_ceiling,
+            max_bytes=max_bytes,
+            layer=layer,
+            limit=limit,
+            collapse=collapse,
+            threshold=threshold,
+            min_chars=min_chars,
+            guards=guards,
         )
 
     # -- writes ----------------------------------------------------------------------------------------

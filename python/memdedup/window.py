@@ -55,6 +55,7 @@ order, scores and the retrieval result itself are untouched; only the rendered b
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
@@ -141,7 +142,11 @@ class WindowTurn:
 
 @dataclass(frozen=True)
 class RecalledRecord:
-    """A stored memory as recall returns it."""
+    """A stored memory as recall returns it.
+
+    ``salience`` is the store row's (0-1; the store's default 0.5): what
+    :func:`memdedup.collapse.collapse_restatements` keeps the most salient of a group of restatements by.
+    """
 
     record_id: str
     text: str = ""
@@ -149,6 +154,7 @@ class RecalledRecord:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     origin: str = ""
     scope_path: str | None = None
+    salience: float = 0.5
 
     @classmethod
     def transcript(
@@ -307,11 +313,19 @@ def _str_value(value: Any) -> str | None:
     return str.__str__(value) if isinstance(value, str) else None
 
 
+def _node_salience(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return 0.5
+    return float(value)
+
+
 def recalled_from_node(node: Any, *, score: float = 0.0) -> RecalledItem:
     """A stored row (``memdedup.store.StoredNode`` or any node with ``id``, ``label``, ``layer``,
     ``properties`` and ``origin``) as a recalled item: its properties become the record's metadata, so a
     transcript row written by ``memdedup ingest`` keeps its ``turn_id`` and ``speaker``, and its owning
-    scope path (``node.scope_path``, else ``properties["scope_path"]``) the record's ``scope_path``."""
+    scope path (``node.scope_path``, else ``properties["scope_path"]``) the record's ``scope_path``, and
+    its ``salience`` (a real number, not a bool) the record's; a node without one has the store's default
+    0.5."""
     properties = getattr(node, "properties", None)
     metadata = dict(properties) if isinstance(properties, Mapping) else {}
     owner = getattr(node, "scope_path", None)
@@ -325,6 +339,7 @@ def recalled_from_node(node: Any, *, score: float = 0.0) -> RecalledItem:
             metadata=metadata,
             origin=str(getattr(node, "origin", "") or ""),
             scope_path=owner if isinstance(owner, str) and owner else None,
+            salience=_node_salience(getattr(node, "salience", None)),
         ),
         score=score,
     )
