@@ -1,7 +1,7 @@
 # Developer entry points. `make build` compiles the Rust extension in place (release profile).
 PYTHON ?= python
 
-.PHONY: build test test-python test-python-fallback test-adversarial test-rust test-versions test-abi3 stubtest ci bench bench-instructions lint fmt clean
+.PHONY: build test test-python test-python-fallback test-adversarial test-rust test-versions test-abi3 stubtest ci bench bench-index bench-instructions lint fmt clean
 
 build:
 	$(PYTHON) -m pip install -e '.[test]' --no-build-isolation -q
@@ -40,6 +40,10 @@ ci:
 
 bench:
 	$(PYTHON) benches/bench_core.py
+
+# The exact candidate index as it grows to the whole corpus, beside the seed's prefix gate (issue 26).
+bench-index:
+	$(PYTHON) benches/bench_index.py
 
 # Instructions per call under callgrind (needs valgrind): the noise-free view of bench_core.
 bench-instructions:
