@@ -1,11 +1,14 @@
 """Batch engine against peers, measured in one run: pair decisions, replay, all-pairs join.
 
     python benches/bench_batch.py [--corpus PATH] [--pairs N] [--replay N] [--join N] [--skip-peers]
+                                  [--skip-clusters]
 
 - decisions: ``batch.match_pairs`` on real label pairs sharing a 20-character prefix, against the
   pure-Python reference (``labels_match`` per pair) and difflib-fast's parallel batch ``ratio``;
 - replay: ``batch.replay`` of N labels (the corpus, topped up with restatement edits of it);
 - join: ``batch.join`` of the first N labels, against difflib-fast's ``cluster_canonicals`` (ratio only);
+- clusters: ``batch.clusters`` (both modes) of the first 50,000, 200,000 and N labels, from the join on
+  groups of identical labels (no label pairs), with wall and CPU seconds and the peak RSS of each;
 - cdist: ``batch.cdist`` of 10 corpus labels against the first N labels at ``score_cutoff=0.6``, beside
   rapidfuzz's ``process.cdist`` with its Indel similarity (another metric: a speed reference only).
 
@@ -15,6 +18,7 @@ Every figure is measured here, now; ratios compare runs on the same inputs.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import random
 import resource
@@ -60,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--join", type=int, default=50_000)
     parser.add_argument("--cdist", type=int, default=100_000, help="choices for the cdist row (0: skip)")
     parser.add_argument("--skip-peers", action="store_true", help="do not run difflib-fast's clustering")
+    parser.add_argument("--skip-clusters", action="store_true", help="do not time batch.clusters")
     args = parser.parse_args(argv)
 
     labels = read_labels(args.corpus)
@@ -154,7 +159,63 @@ def main(argv: list[str] | None = None) -> int:
             )
         except ImportError:
             print("  (difflib-fast not installed)")
+
+    if not args.skip_clusters:
+        clusters_growth(labels, args.join)
     return 0
+
+
+def _peak_rss_mib() -> float:
+    """This process's peak RSS since :func:`_reset_peak_rss` (Linux's ``VmHWM``), in MiB."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _reset_peak_rss() -> None:
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as f:
+            f.write("5")  # Linux >= 4.0: the peak RSS restarts from the current RSS
+    except OSError:
+        pass
+
+
+def _cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def clusters_growth(labels: list[str], largest: int) -> None:
+    """``batch.clusters`` of growing prefixes of the corpus, each mode, one run each: wall and CPU
+    seconds, the peak RSS (the whole process, the corpus's strs included; reset before each run), and
+    the size of the join on groups it clustered (groups, group pairs) against the label pairs."""
+    largest = min(largest, len(labels))
+    sizes = sorted({size for size in (50_000, 200_000, largest) if size <= largest})
+    print("\nclusters from the join on groups (one run each; the peak RSS is this process's)")
+    print(f"  {'labels':>9} {'mode':<11} {'wall':>8} {'CPU':>8} {'peak RSS':>10}  groups, group pairs")
+    for size in sizes:
+        subset = labels[:size]
+        joined = batch.join(subset, expand=False)
+        shape = f"{int(joined.group.max(initial=-1)) + 1:,} groups, {len(joined.pairs):,} group pairs"
+        del joined
+        for mode in ("canonical", "components"):
+            gc.collect()
+            _reset_peak_rss()
+            cpu = _cpu_seconds()
+            result, seconds = timed(batch.clusters, subset, mode=mode)
+            cpu = _cpu_seconds() - cpu
+            peak = _peak_rss_mib()
+            collapsed = int((result.canonical != range(size)).sum())
+            print(
+                f"  {size:>9,} {mode:<11} {seconds:7.2f}s {cpu:7.2f}s {peak:7,.0f} MiB  {shape}; "
+                f"{collapsed:,} collapsed"
+            )
+            del result
 
 
 if __name__ == "__main__":
