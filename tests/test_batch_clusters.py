@@ -142,6 +142,8 @@ def test_malformed_groups_and_guards_are_refused() -> None:
 
 
 def real_labels(limit: int) -> list[str]:
+    if _backend.IMPLEMENTATION != "rust":
+        pytest.skip("the pure-Python reference joins by brute force: 20,000 labels are out of its reach")
     if not CORPUS.exists():
         pytest.skip(f"no shared corpus at {CORPUS}")
     with gzip.open(CORPUS, "rt", encoding="utf-8", errors="surrogateescape") as fh:

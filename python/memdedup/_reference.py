@@ -360,7 +360,8 @@ def expand_groups(group_of_label: Any, group_pairs: Any) -> list[tuple[int, int]
     for g, h in pairs:
         if not (g < ngroups and h < ngroups):
             raise ValueError(f"group pair ({g}, {h}) is out of range for {ngroups} groups")
-    return [(i, j) for j in range(len(group)) for i in range(j) if (group[i], group[j]) in pairs]
+    n = len(group)
+    return [(i, j) for i in range(n) for j in range(i + 1, n) if (group[i], group[j]) in pairs]
 
 
 def group_clusters(
