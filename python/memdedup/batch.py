@@ -480,7 +480,8 @@ class JoinGroups:
     group pairs ``(g, h)`` (int64, shape ``(m, 2)``, sorted): every label pair ``(i, j)``, ``i < j``,
     with ``i`` in ``g`` (stored) and ``j`` in ``h``, matches, and at least one such pair exists;
     ``(g, g)`` when ``g`` has two or more labels and they match each other. difflib's ratio depends
-    on which label is stored, so ``(g, h)`` and ``(h, g)`` are decided apart.
+    on which label is stored, so ``(g, h)`` and ``(h, g)`` are decided apart. (At a threshold <= 0
+    every pair of non-empty labels matches: then the group pairs are every realised pair of groups.)
     """
 
     group: np.ndarray
@@ -638,6 +639,12 @@ def clusters(
     progress: Progress | None = None,
 ) -> ClusterResult:
     """Clusters from the matching pairs (computed by :func:`join` when not given).
+
+    Without ``pairs`` (and without guards, which decide label pairs) the clusters come from the join on
+    groups of identical labels (``join(..., expand=False)``): duplicates settle by their group and no
+    label pair is made, with the same answer (rust/cluster.rs proves the canonical mode's rule on
+    groups). Its memory grows with the labels and the pairs of distinct labels, not with the pairs of
+    duplicates, and its time is the join's (docs/perf.md has the figures on the whole corpus).
 
     ``mode="canonical"`` (the default): in order, each label joins the earliest earlier canonical it
     matches, else becomes one; every member matches its canonical directly (no chains).
