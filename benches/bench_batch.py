@@ -1,11 +1,14 @@
 """Batch engine against peers, measured in one run: pair decisions, replay, all-pairs join.
 
     python benches/bench_batch.py [--corpus PATH] [--pairs N] [--replay N] [--join N] [--skip-peers]
+                                  [--skip-clusters]
 
 - decisions: ``batch.match_pairs`` on real label pairs sharing a 20-character prefix, against the
   pure-Python reference (``labels_match`` per pair) and difflib-fast's parallel batch ``ratio``;
 - replay: ``batch.replay`` of N labels (the corpus, topped up with restatement edits of it);
 - join: ``batch.join`` of the first N labels, against difflib-fast's ``cluster_canonicals`` (ratio only);
+- clusters: ``batch.clusters`` (both modes) of the first 50,000, 200,000 and N labels, from the join on
+  groups of identical labels (no label pairs), each in a fresh process: wall and CPU seconds, peak RSS;
 - cdist: ``batch.cdist`` of 10 corpus labels against the first N labels at ``score_cutoff=0.6``, beside
   rapidfuzz's ``process.cdist`` with its Indel similarity (another metric: a speed reference only).
 
@@ -16,8 +19,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import random
 import resource
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -60,7 +65,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--join", type=int, default=50_000)
     parser.add_argument("--cdist", type=int, default=100_000, help="choices for the cdist row (0: skip)")
     parser.add_argument("--skip-peers", action="store_true", help="do not run difflib-fast's clustering")
+    parser.add_argument("--skip-clusters", action="store_true", help="do not time batch.clusters")
+    parser.add_argument("--clusters-child", nargs=2, metavar=("N", "MODE"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.clusters_child:
+        clusters_child(args.corpus, int(args.clusters_child[0]), args.clusters_child[1])
+        return 0
 
     labels = read_labels(args.corpus)
     print(
@@ -154,7 +164,65 @@ def main(argv: list[str] | None = None) -> int:
             )
         except ImportError:
             print("  (difflib-fast not installed)")
+
+    if not args.skip_clusters:
+        clusters_growth(args.corpus, args.join, len(labels))
     return 0
+
+
+def _peak_rss_mib() -> float:
+    """This process's peak RSS (Linux's ``VmHWM``), in MiB."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def clusters_growth(corpus: str, largest: int, total: int) -> None:
+    """``batch.clusters`` of growing prefixes of the corpus, each mode, one run each in a fresh process
+    (so its peak RSS is its own: the labels it read, the join on groups, the clusters): wall and CPU
+    seconds, the peak RSS, and the size of the join on groups it clustered."""
+    largest = min(largest, total)
+    sizes = sorted({size for size in (50_000, 200_000, largest) if size <= largest})
+    print("\nclusters from the join on groups (one run each, each in a fresh process)")
+    print(f"  {'labels':>9} {'mode':<11} {'wall':>8} {'CPU':>8} {'peak RSS':>10}  join on groups; collapsed")
+    for size in sizes:
+        for mode in ("canonical", "components"):
+            child = [sys.executable, __file__, "--corpus", corpus, "--clusters-child", str(size), mode]
+            done = subprocess.run(child, capture_output=True, text=True, check=True)
+            r = json.loads(done.stdout.strip().splitlines()[-1])
+            print(
+                f"  {size:>9,} {mode:<11} {r['wall']:7.2f}s {r['cpu']:7.2f}s {r['peak']:7,.0f} MiB  "
+                f"{r['groups']:,} groups, {r['group_pairs']:,} group pairs; {r['collapsed']:,} collapsed"
+            )
+
+
+def clusters_child(corpus: str, size: int, mode: str) -> None:
+    """One :func:`clusters_growth` row, measured in this process; a JSON line on stdout."""
+    labels = read_labels(corpus, size)
+    cpu = _cpu_seconds()
+    result, seconds = timed(batch.clusters, labels, mode=mode)
+    cpu = _cpu_seconds() - cpu
+    peak = _peak_rss_mib()  # before the join on groups below is taken again for its size
+    joined = batch.join(labels, expand=False)
+    row = {
+        "wall": seconds,
+        "cpu": cpu,
+        "peak": peak,
+        "collapsed": int((result.canonical != range(len(labels))).sum()),
+        "groups": int(joined.group.max(initial=-1)) + 1,
+        "group_pairs": len(joined.pairs),
+    }
+    print(json.dumps(row))
 
 
 if __name__ == "__main__":

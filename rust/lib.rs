@@ -16,6 +16,7 @@ pub mod batch;
 pub mod bounds;
 pub mod cancel;
 pub mod close;
+pub mod cluster;
 pub mod contract;
 pub mod elements;
 pub mod error;

@@ -197,6 +197,29 @@ def restatement_pairs(draw: st.DrawFn) -> tuple[str, str]:
     return (other, base) if draw(st.booleans()) else (base, other)
 
 
+@st.composite
+def duplicate_heavy_labels(draw: st.DrawFn, max_size: int = 30) -> list[Any]:
+    """Labels to cluster: a containment chain (each link the last with more words), restatements and
+    near-duplicates, each drawn many times and often as a variant identical after normalisation (case,
+    whitespace, terminal punctuation), with empty and missing labels among them: what the join on
+    groups of identical labels, and the order-dependent canonical mode, have to get right."""
+    words = draw(st.lists(st.sampled_from(WORDS), min_size=1, max_size=10))
+    chain = [" ".join(words[:k]) for k in range(1, len(words) + 1)]
+    others = draw(st.lists(st.one_of(restatement_pairs(), near_duplicate_pairs(max_size=30)), max_size=3))
+    pool: list[Any] = [*chain, *(label for pair in others for label in pair), "", "  ", None]
+    labels = []
+    for label in draw(st.lists(st.sampled_from(pool), max_size=max_size)):
+        variant = draw(st.sampled_from(["same", "same", "upper", "space", "punct"]))
+        if isinstance(label, str) and variant == "upper":
+            label = label.upper()
+        elif isinstance(label, str) and variant == "space":
+            label = "  " + label.replace(" ", " \t ") + "\n"
+        elif isinstance(label, str) and variant == "punct":
+            label = label + draw(st.sampled_from([".", "!?", " ;"]))
+        labels.append(label)
+    return labels
+
+
 #: Pairs for the match contract: restatements, near-duplicates, and arbitrary unrelated text.
 label_pairs = st.one_of(
     restatement_pairs(),

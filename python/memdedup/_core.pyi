@@ -25,7 +25,10 @@ __all__ = [
     "credential_key_kind",
     "credential_key_words",
     "credential_value_kept",
+    "expand_groups",
+    "group_clusters",
     "join",
+    "join_groups",
     "labels_match",
     "match_first",
     "match_mask",
@@ -118,6 +121,23 @@ def replay(
 ) -> tuple[list[int], list[str], list[float]]: ...
 def join(labels: Iterable[Any], *, threshold: _Real = 0.85, min_chars: _Count = 16) -> bytes:
     """Native-endian u32 pairs ``(i, j)``, ``i < j``, sorted: every pair that matches."""
+
+def join_groups(
+    labels: Iterable[Any], *, threshold: _Real = 0.85, min_chars: _Count = 16
+) -> tuple[bytes, bytes]:
+    """The join on groups of identical labels: each label's group and the matching ordered group
+    pairs, sorted, as native-endian u32s and u32 pairs."""
+
+def group_clusters(
+    group_of_label: bytes | Iterable[int],
+    group_pairs: bytes | Iterable[tuple[int, int]],
+    *,
+    mode: str = "canonical",
+) -> tuple[list[int], list[int | None]]: ...
+def expand_groups(
+    group_of_label: bytes | Iterable[int], group_pairs: bytes | Iterable[tuple[int, int]]
+) -> bytes:
+    """Native-endian u32 pairs ``(i, j)``, ``i < j``, sorted: every label pair the groups stand for."""
 
 def clusters(
     n: SupportsIndex, pairs: Iterable[tuple[int, int]], *, mode: str = "canonical"

@@ -310,6 +310,77 @@ def join(
     ]
 
 
+def join_groups(
+    labels: Sequence[Any],
+    *,
+    threshold: float = DEDUP_SIMILARITY_THRESHOLD,
+    min_chars: int = DEDUP_SUBSUME_MIN_CHARS,
+) -> tuple[list[int], list[tuple[int, int]]]:
+    """The join on groups of labels identical after normalisation, by brute force: each label's group
+    (numbered in order of first occurrence), and every ordered group pair ``(g, h)``, sorted, whose
+    labels match with ``g``'s stored, when some label of ``g`` precedes some label of ``h`` (for
+    ``(g, g)``: ``g`` has two or more labels)."""
+    labels = list(labels)
+    ids: dict[str, int] = {}
+    group = [ids.setdefault(normalise_label(_label(label, True)), len(ids)) for label in labels]
+    first: dict[int, int] = {}
+    last: dict[int, int] = {}
+    for k, g in enumerate(group):
+        first.setdefault(g, k)
+        last[g] = k
+    size = [0] * len(ids)
+    for g in group:
+        size[g] += 1
+    pairs = []
+    for g in range(len(ids)):
+        for h in range(len(ids)):
+            realised = size[g] >= 2 if g == h else first[g] < last[h]
+            stored, incoming = labels[first[g]], labels[first[h]]
+            if realised and labels_match(stored, incoming, threshold=threshold, min_chars=min_chars):
+                pairs.append((g, h))
+    return group, pairs
+
+
+def _u32s(values: Any) -> list[int]:
+    """Native-endian u32s from ``bytes`` (as the core takes them), or a sequence of ints."""
+    if isinstance(values, bytes):
+        return list(array("I", values))
+    return [int(v) for v in values]
+
+
+def _u32_pairs(values: Any) -> list[tuple[int, int]]:
+    if isinstance(values, bytes):
+        flat = _u32s(values)
+        return list(zip(flat[0::2], flat[1::2], strict=True))
+    return [(int(a), int(b)) for a, b in values]
+
+
+def expand_groups(group_of_label: Any, group_pairs: Any) -> list[tuple[int, int]]:
+    """Every label pair ``(i, j)``, ``i < j``, with ``(group[i], group[j])`` among the group pairs,
+    sorted: the join the groups stand for."""
+    group, pairs = _u32s(group_of_label), set(_u32_pairs(group_pairs))
+    ngroups = max(group, default=-1) + 1
+    for g, h in pairs:
+        if not (g < ngroups and h < ngroups):
+            raise ValueError(f"group pair ({g}, {h}) is out of range for {ngroups} groups")
+    n = len(group)
+    return [(i, j) for i in range(n) for j in range(i + 1, n) if (group[i], group[j]) in pairs]
+
+
+def group_clusters(
+    group_of_label: Any, group_pairs: Any, *, mode: str = "canonical"
+) -> tuple[list[int], list[int | None]]:
+    """:func:`clusters` of the expanded groups, where a member linked into its component only through
+    later labels has its smallest partner as ``via``."""
+    pairs = expand_groups(group_of_label, group_pairs)
+    n = len(_u32s(group_of_label))
+    canonical, via = clusters(n, pairs, mode=mode)
+    for j in range(n):
+        if canonical[j] != j and via[j] is None:
+            via[j] = min(b if a == j else a for a, b in pairs if j in (a, b))
+    return canonical, via
+
+
 def clusters(
     n: int, pairs: Sequence[tuple[int, int]], *, mode: str = "canonical"
 ) -> tuple[list[int], list[int | None]]:

@@ -34,7 +34,7 @@ import numbers
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 
@@ -58,6 +58,7 @@ __all__ = [
     "ClusterResult",
     "DedupRun",
     "JSONValue",
+    "JoinGroups",
     "LabelTable",
     "ReplayResult",
     "cdist",
@@ -469,6 +470,64 @@ def replay(
     )
 
 
+@dataclass(frozen=True)
+class JoinGroups:
+    """The join on groups of labels identical after normalisation (``join(..., expand=False)``): what
+    the pairs are, in a size a whole corpus affords. All 841,708 shared PyPI labels join into 35.5
+    million pairs, 27.1 million of them between identical labels; here each label costs one group id
+    and each matching pair of distinct texts one group pair.
+
+    ``group``: each label's group (int64), numbered in order of first occurrence; a group never spans
+    two scopes, and empty or missing labels have one too (in no pair). ``pairs``: the matching ordered
+    group pairs ``(g, h)`` (int64, shape ``(m, 2)``, sorted): every label pair ``(i, j)``, ``i < j``,
+    with ``i`` in ``g`` (stored) and ``j`` in ``h``, matches, and at least one such pair exists;
+    ``(g, g)`` when ``g`` has two or more labels and they match each other. difflib's ratio depends
+    on which label is stored, so ``(g, h)`` and ``(h, g)`` are decided apart. (At a threshold <= 0
+    every pair of non-empty labels matches: then the group pairs are every realised pair of groups.)
+    """
+
+    group: np.ndarray
+    pairs: np.ndarray
+
+    def expand(self) -> np.ndarray:
+        """Every label pair the groups stand for: exactly what :func:`join` returns for the same
+        labels (an ``(n_pairs, 2)`` int64 array sorted by ``(i, j)``)."""
+        raw = _impl.expand_groups(_u32_bytes(self.group), _u32_bytes(self.pairs))
+        return _u32_array(raw).reshape(-1, 2).astype(np.int64)
+
+
+def _u32_bytes(values: np.ndarray) -> bytes:
+    """An index array as the core reads it: native-endian u32s."""
+    return np.ascontiguousarray(values, dtype=np.uint32).tobytes()
+
+
+def _u32_array(raw: Any) -> np.ndarray:
+    """The core's native-endian u32s (bytes) or the reference's list, as a uint32 array."""
+    return np.frombuffer(raw, dtype=np.uint32) if isinstance(raw, bytes) else np.asarray(raw, np.uint32)
+
+
+@overload
+def join(
+    labels: Sequence[Any],
+    *,
+    threshold: float = ...,
+    min_chars: int = ...,
+    scopes: Sequence[Hashable] | None = ...,
+    guards: Guards | str | None = ...,
+    progress: Progress | None = ...,
+    expand: Literal[True] = ...,
+) -> np.ndarray: ...
+@overload
+def join(
+    labels: Sequence[Any],
+    *,
+    threshold: float = ...,
+    min_chars: int = ...,
+    scopes: Sequence[Hashable] | None = ...,
+    guards: Guards | str | None = ...,
+    progress: Progress | None = ...,
+    expand: Literal[False],
+) -> JoinGroups: ...
 def join(
     labels: Sequence[Any],
     *,
@@ -477,18 +536,29 @@ def join(
     scopes: Sequence[Hashable] | None = None,
     guards: Guards | str | None = None,
     progress: Progress | None = None,
-) -> np.ndarray:
+    expand: bool = True,
+) -> np.ndarray | JoinGroups:
     """Every pair ``(i, j)``, ``i < j``, in the same scope, with ``labels_match(labels[i], labels[j])``
     and no prefix gate: exactly what brute force returns, as an ``(n_pairs, 2)`` int64 array sorted by
     ``(i, j)``. Defaults: ``threshold=0.85``, ``min_chars=16``, one scope, no guards (``guards`` drops
     the pairs :func:`memdedup.guards.guards_allow` blocks). A missing label is empty: in no pair.
-    ``progress`` (a :class:`memdedup.progress.Progress`) shows the phase."""
+    ``progress`` (a :class:`memdedup.progress.Progress`) shows the phase.
+
+    ``expand=False`` returns the same join on groups of identical labels (:class:`JoinGroups`; its
+    ``expand()`` gives the pairs): a label repeated k times costs one group, not k (k - 1) / 2 pairs.
+    Guards decide each pair of labels apart, so they take the expanded join only."""
     _comparable(threshold, min_chars)
+    if not expand and guards is not None and as_guards(guards):
+        raise InvalidInputError(
+            "guards decide each pair of labels on its own: join(..., expand=False) takes no guards"
+        )
     labels = as_labels(labels)
     parts = _partitions(len(labels), scopes, None)
     groups: dict[int, list[int]] = {}
     for k, part in enumerate(parts):
         groups.setdefault(part, []).append(k)
+    if not expand:
+        return _join_groups(labels, list(groups.values()), threshold, min_chars, progress)
     found_arrays = []
     shown = progress if progress is not None else _NO_PROGRESS
     # One long core call per scope: a spinner for one scope, a bar over the labels for many.
@@ -500,10 +570,7 @@ def join(
             # The core answers with native-endian u32 pairs as bytes (no object per pair); the reference
             # with a list of pairs.
             raw = _impl.join(sub, threshold=threshold, min_chars=min_chars)
-            found = (
-                np.frombuffer(raw, dtype=np.uint32) if isinstance(raw, bytes) else np.asarray(raw, np.uint32)
-            )
-            found = found.reshape(-1, 2).astype(np.int64)
+            found = _u32_array(raw).reshape(-1, 2).astype(np.int64)
             found_arrays.append(np.asarray(members, dtype=np.int64)[found] if len(groups) > 1 else found)
             if advance is not None:
                 advance(len(members))
@@ -514,6 +581,41 @@ def join(
     if len(groups) > 1:
         pairs = pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]
     return pairs.reshape(-1, 2)
+
+
+def _join_groups(
+    labels: list[Any],
+    partitions: list[list[int]],
+    threshold: float,
+    min_chars: int,
+    progress: Progress | None,
+) -> JoinGroups:
+    """:func:`join` on groups, one core call per partition; group ids offset per partition, then
+    renumbered in order of first occurrence over all labels."""
+    n = len(labels)
+    group = np.zeros(n, dtype=np.int64)
+    pair_arrays = []
+    ngroups = 0
+    shown = progress if progress is not None else _NO_PROGRESS
+    with shown.spinner("join") if len(partitions) <= 1 else shown.bar("join", n, unit=" labels") as advance:
+        for members in partitions:
+            sub = labels if len(partitions) == 1 else [labels[k] for k in members]
+            of, found = _impl.join_groups(sub, threshold=threshold, min_chars=min_chars)
+            local = _u32_array(of).astype(np.int64)
+            group[members] = local + ngroups
+            pair_arrays.append(_u32_array(found).reshape(-1, 2).astype(np.int64) + ngroups)
+            ngroups += int(local.max()) + 1 if len(local) else 0
+            if advance is not None:
+                advance(len(members))
+    pairs = np.concatenate(pair_arrays) if pair_arrays else np.empty((0, 2), dtype=np.int64)
+    if len(partitions) > 1:
+        _, firsts = np.unique(group, return_index=True)
+        rank = np.empty(ngroups, dtype=np.int64)
+        rank[np.argsort(firsts, kind="stable")] = np.arange(ngroups)
+        group = rank[group]
+        pairs = rank[pairs]
+        pairs = pairs[np.lexsort((pairs[:, 1], pairs[:, 0]))]
+    return JoinGroups(group, pairs.reshape(-1, 2))
 
 
 @dataclass(frozen=True)
@@ -540,6 +642,12 @@ def clusters(
 ) -> ClusterResult:
     """Clusters from the matching pairs (computed by :func:`join` when not given).
 
+    Without ``pairs`` (and without guards, which decide label pairs) the clusters come from the join on
+    groups of identical labels (``join(..., expand=False)``): duplicates settle by their group and no
+    label pair is made, with the same answer (rust/cluster.rs proves the canonical mode's rule on
+    groups). Its memory grows with the labels and the pairs of distinct labels, not with the pairs of
+    duplicates, and its time is the join's (docs/perf.md has the figures on the whole corpus).
+
     ``mode="canonical"`` (the default): in order, each label joins the earliest earlier canonical it
     matches, else becomes one; every member matches its canonical directly (no chains).
     ``mode="components"``: single linkage, canonical = the smallest index. Warning: single linkage
@@ -555,33 +663,74 @@ def clusters(
         raise InvalidInputError(f"mode must be 'canonical' or 'components', not {mode!r}")
     _comparable(threshold, min_chars)
     labels = as_labels(labels)
-    if pairs is None:
+    shown = progress if progress is not None else _NO_PROGRESS
+    group: np.ndarray | None = None
+    if pairs is None and not (guards is not None and as_guards(guards)):
+        # From the join on groups: duplicates settle by their group, and no label pair is made.
+        joined = join(
+            labels,
+            threshold=threshold,
+            min_chars=min_chars,
+            scopes=scopes,
+            progress=progress,
+            expand=False,
+        )
+        group, group_pairs = joined.group, joined.pairs
+    elif pairs is None:
         pairs = join(
             labels, threshold=threshold, min_chars=min_chars, scopes=scopes, guards=guards, progress=progress
         )
-    shown = progress if progress is not None else _NO_PROGRESS
-    pair_array = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     with shown.spinner("cluster"):
-        pair_list = [(int(i), int(j)) for i, j in pair_array.tolist()]
-        canonical, via = _impl.clusters(len(labels), pair_list, mode=mode)
-        via = list(via)
-        # A member linked into its component only through later labels has no earlier partner: its
-        # link is the smallest label it matched at all.
-        unlinked = [j for j, c in enumerate(canonical) if c != j and via[j] is None]
-        if unlinked:
-            for j, partner in _smallest_partners(pair_array, unlinked).items():
-                via[j] = partner
-        collapsed = [(v, j) for j, v in enumerate(via) if v is not None]
-        # An empty label (blank, or missing) matches nothing: "empty", as a replay says.
-        reason = ["empty" if not _text_of(label).strip() else "new" for label in labels]
-        score = np.full(len(labels), np.nan)
-        if collapsed:
-            ordered = [(min(v, j), max(v, j)) for v, j in collapsed]  # the earlier label is the stored one
-            reasons, scores = _impl.pair_reasons(labels, ordered, threshold=threshold, min_chars=min_chars)
-            for (_, j), r, s in zip(collapsed, reasons, scores, strict=True):
-                reason[j] = r or "unmatched"
-                score[j] = s
+        if group is not None:
+            canonical, via = _impl.group_clusters(_u32_bytes(group), _u32_bytes(group_pairs), mode=mode)
+            via = list(via)
+        else:
+            pair_array = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+            pair_list = [(int(i), int(j)) for i, j in pair_array.tolist()]
+            canonical, via = _impl.clusters(len(labels), pair_list, mode=mode)
+            via = list(via)
+            # A member linked into its component only through later labels has no earlier partner: its
+            # link is the smallest label it matched at all.
+            unlinked = [j for j, c in enumerate(canonical) if c != j and via[j] is None]
+            if unlinked:
+                for j, partner in _smallest_partners(pair_array, unlinked).items():
+                    via[j] = partner
+        reason, score = _reasons(labels, via, group, threshold, min_chars)
     return ClusterResult(np.asarray(canonical, dtype=np.int64), via, reason, score)
+
+
+def _reasons(
+    labels: list[Any], via: list[int | None], group: np.ndarray | None, threshold: Any, min_chars: Any
+) -> tuple[list[str], np.ndarray]:
+    """Each label's reason and score: of the pair ``(via, label)`` (the earlier one stored) when it
+    collapsed, else ``"new"`` (``"empty"`` for a blank or missing label, which matches nothing) and NaN.
+
+    With ``group`` (labels identical after normalisation share one), each pair of groups is decided
+    once: the decision depends on the two normalised texts alone."""
+    reason = ["empty" if not _text_of(label).strip() else "new" for label in labels]
+    score = np.full(len(labels), np.nan)
+    collapsed = np.asarray([j for j, v in enumerate(via) if v is not None], dtype=np.int64)
+    if not len(collapsed):
+        return reason, score
+    partners = np.asarray([via[j] for j in collapsed.tolist()], dtype=np.int64)
+    stored, incoming = np.minimum(partners, collapsed), np.maximum(partners, collapsed)
+    if group is None:
+        picked, back = np.arange(len(collapsed)), np.arange(len(collapsed))
+        sub, at_stored, at_incoming = labels, stored, incoming
+    else:
+        keys = group[stored].astype(np.uint64) * np.uint64(len(labels)) + group[incoming].astype(np.uint64)
+        _, picked, back = np.unique(keys, return_index=True, return_inverse=True)
+        needed = np.unique(np.concatenate([stored[picked], incoming[picked]]))
+        sub = [labels[k] for k in needed.tolist()]
+        at_stored = np.searchsorted(needed, stored)
+        at_incoming = np.searchsorted(needed, incoming)
+    ordered = list(zip(at_stored[picked].tolist(), at_incoming[picked].tolist(), strict=True))
+    reasons, scores = _impl.pair_reasons(sub, ordered, threshold=threshold, min_chars=min_chars)
+    decided = np.asarray(scores, dtype=np.float64)[back]
+    for j, k, s in zip(collapsed.tolist(), back.tolist(), decided.tolist(), strict=True):
+        reason[j] = reasons[k] or "unmatched"
+        score[j] = s
+    return reason, score
 
 
 def _text_of(label: Any) -> str:

@@ -382,6 +382,124 @@ pub fn join<'py>(
     Ok(bytes)
 }
 
+/// The join on groups of identical labels (`crate::join::join_groups`), without the GIL: each
+/// label's group (numbered in order of first occurrence) as native-endian u32s, and the matching
+/// ordered group pairs `(stored, incoming)`, sorted, as u32 pairs. A few bytes per label and per
+/// pair between distinct labels, where the expanded join has a pair per two identical labels.
+#[pyfunction]
+#[pyo3(
+    signature = (labels, *, threshold = DEFAULT_THRESHOLD, min_chars = DEFAULT_MIN_CHARS),
+    text_signature = "(labels, *, threshold=0.85, min_chars=16)"
+)]
+pub fn join_groups<'py>(
+    py: Python<'py>,
+    labels: &Bound<'py, PyAny>,
+    threshold: Threshold,
+    min_chars: MinChars,
+) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    let norm: Vec<Text> = collect(labels, |label| normalised(&label))?;
+    let p = params(threshold, min_chars);
+    let (of, pairs) = run_pool(py, |cancel| crate::join::join_groups(&norm, &p, cancel))?;
+    drop(norm);
+    let (of, ()) = ffi::filled_bytes::<u32, ()>(py, of.len(), |out| {
+        out.copy_from_slice(&of);
+        Ok(())
+    })?;
+    let (pairs, ()) = ffi::filled_bytes::<[u32; 2], ()>(py, pairs.len(), |out| {
+        for (slot, &(g, h)) in out.iter_mut().zip(&pairs) {
+            *slot = [g, h];
+        }
+        Ok(())
+    })?;
+    Ok((of, pairs))
+}
+
+/// `u32`s from native-endian bytes (a `bytes` object), or from a sequence of ints.
+fn u32s_of(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<u32>> {
+    let Ok(bytes) = value.cast_exact::<PyBytes>() else {
+        return u32s(value, what);
+    };
+    let raw = bytes.as_bytes();
+    if raw.len() % 4 != 0 {
+        return Err(invalid(
+            value.py(),
+            format!("{what} must hold 4 bytes per u32, not {} bytes", raw.len()),
+        ));
+    }
+    let mut out =
+        crate::alloc::with_capacity(raw.len() / 4).map_err(|e| to_pyerr(value.py(), e))?;
+    out.extend(
+        raw.chunks_exact(4)
+            .map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]])),
+    );
+    Ok(out)
+}
+
+/// Pairs of `u32`s from native-endian bytes (a `bytes` object), or from a sequence of pairs.
+fn u32_pairs_of(value: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<(u32, u32)>> {
+    if !value.is_exact_instance_of::<PyBytes>() {
+        return index_pairs(value, what);
+    }
+    let flat = u32s_of(value, what)?;
+    if flat.len() % 2 != 0 {
+        return Err(invalid(
+            value.py(),
+            format!("{what} must hold pairs of u32s, not {} u32s", flat.len()),
+        ));
+    }
+    let mut out =
+        crate::alloc::with_capacity(flat.len() / 2).map_err(|e| to_pyerr(value.py(), e))?;
+    out.extend(flat.chunks_exact(2).map(|p| (p[0], p[1])));
+    Ok(out)
+}
+
+/// Clusters from a join on groups (`join_groups`'s answer, as bytes or sequences): canonical and
+/// `via` per label, equal to `clusters` on the expanded pairs, with the smallest partner of a
+/// member linked only through later labels (`crate::cluster`).
+#[pyfunction]
+#[pyo3(
+    signature = (group_of_label, group_pairs, *, mode = Mode::CANONICAL),
+    text_signature = "(group_of_label, group_pairs, *, mode='canonical')"
+)]
+pub fn group_clusters(
+    py: Python<'_>,
+    group_of_label: &Bound<'_, PyAny>,
+    group_pairs: &Bound<'_, PyAny>,
+    mode: Mode,
+) -> PyResult<(Vec<u32>, Vec<Option<u32>>)> {
+    let of = u32s_of(group_of_label, "group_of_label")?;
+    let pairs = u32_pairs_of(group_pairs, "group_pairs")?;
+    let Mode(mode) = mode;
+    run_here(py, of.len() + pairs.len(), |cancel| {
+        crate::cluster::clusters_from_groups(&of, &pairs, mode, cancel)
+    })
+}
+
+/// Every label pair a join on groups stands for (`join_groups`'s answer, as bytes or sequences):
+/// native-endian u32 pairs `(i, j)`, `i < j`, sorted, what `join` returns for the same labels.
+#[pyfunction]
+#[pyo3(
+    signature = (group_of_label, group_pairs),
+    text_signature = "(group_of_label, group_pairs)"
+)]
+pub fn expand_groups<'py>(
+    py: Python<'py>,
+    group_of_label: &Bound<'py, PyAny>,
+    group_pairs: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let of = u32s_of(group_of_label, "group_of_label")?;
+    let pairs = u32_pairs_of(group_pairs, "group_pairs")?;
+    crate::cluster::check_groups(&of, &pairs).map_err(|e| to_pyerr(py, e))?;
+    let expanded = run_pool(py, |cancel| crate::join::expand_groups(&of, &pairs, cancel))?;
+    let (bytes, ()) = ffi::filled_bytes::<[u32; 2], ()>(py, expanded.len(), |out| {
+        for (slot, &(i, j)) in out.iter_mut().zip(&expanded) {
+            *slot = [i, j];
+        }
+        Ok(())
+    })?;
+    Ok(bytes)
+}
+
 /// Cluster assignment from matching pairs: canonical index and the partner that justified each
 /// collapse. Pairs with an index outside `0..n` are ignored.
 #[pyfunction]

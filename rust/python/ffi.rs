@@ -1017,6 +1017,8 @@ unsafe impl Zeroable for f64 {}
 // SAFETY: as above.
 unsafe impl Zeroable for [u32; 2] {}
 // SAFETY: as above.
+unsafe impl Zeroable for u32 {}
+// SAFETY: as above.
 unsafe impl Zeroable for u8 {}
 
 /// Zero the `n` `T`s at `data` and hand them to `fill`.

@@ -41,6 +41,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(batch::replay, m)?)?;
     m.add_function(wrap_pyfunction!(batch::clusters, m)?)?;
     m.add_function(wrap_pyfunction!(batch::join, m)?)?;
+    m.add_function(wrap_pyfunction!(batch::join_groups, m)?)?;
+    m.add_function(wrap_pyfunction!(batch::group_clusters, m)?)?;
+    m.add_function(wrap_pyfunction!(batch::expand_groups, m)?)?;
     m.add_function(wrap_pyfunction!(batch::pair_reasons, m)?)?;
     m.add_function(wrap_pyfunction!(lines::close_matches, m)?)?;
     m.add_class::<lines::SequenceIndex>()?;
