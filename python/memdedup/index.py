@@ -63,8 +63,9 @@ class LabelIndex:
         self.min_chars = check_min_chars(min_chars)
         self._core = _impl.LabelIndex(self.min_chars)
         self._slot_of: dict[Hashable, int] = {}
-        self._id_of: dict[int, Hashable] = {}
-        self._label_of: dict[int, Any] = {}
+        # By slot (the core numbers insertions from 0); a removed slot keeps its place.
+        self._id_of: list[Hashable] = []
+        self._label_of: list[Any] = []
         self._partitions: dict[Any, int] = {}
 
     # -- partitions and ids
@@ -94,9 +95,10 @@ class LabelIndex:
             raise InvalidInputError(f"id {id!r} is already in the index")
         partition = self._partition(scope, layer)
         slot = self._core.insert(label, partition)
+        self._pad_to(slot)
         self._slot_of[id] = slot
-        self._id_of[slot] = id
-        self._label_of[slot] = label
+        self._id_of.append(id)
+        self._label_of.append(label)
 
     def insert_many(
         self,
@@ -118,16 +120,40 @@ class LabelIndex:
             if id in self._slot_of or id in seen:
                 raise InvalidInputError(f"id {id!r} is already in the index")
             seen.add(id)
-        scope_column = list(scopes) if scopes is not None else [None] * n
-        layer_column = list(layers) if layers is not None else [None] * n
-        partitions = [
-            self._partition(scope, layer) for scope, layer in zip(scope_column, layer_column, strict=True)
-        ]
+        if scopes is None and layers is None:
+            partitions = [self._partition(None, None)] * n
+        else:
+            scope_column: list[Hashable] = list(scopes) if scopes is not None else [None] * n
+            layer_column: list[Hashable] = list(layers) if layers is not None else [None] * n
+            partitions = self._partitions_of(scope_column, layer_column)
         first = self._core.insert_many(labels, partitions)
-        for k, (label, id) in enumerate(zip(labels, ids, strict=True)):
-            self._slot_of[id] = first + k
-            self._id_of[first + k] = id
-            self._label_of[first + k] = label
+        self._pad_to(first)
+        self._slot_of.update(zip(ids, range(first, first + n), strict=True))
+        self._id_of.extend(ids)
+        self._label_of.extend(labels)
+
+    def _pad_to(self, slot: int) -> None:
+        """Room for ``slot`` next: slots a failed core call used up stay empty."""
+        missing = slot - len(self._id_of)
+        self._id_of.extend([None] * missing)
+        self._label_of.extend([None] * missing)
+
+    def _partitions_of(self, scopes: list[Hashable], layers: list[Hashable]) -> list[int]:
+        """The partition numbers of many rows: each distinct (type, value) pair is keyed once."""
+        memo: dict[Any, int] = {}
+        out = []
+        for scope, layer in zip(scopes, layers, strict=True):
+            try:
+                raw = (type(scope), scope, type(layer), layer)
+                found = memo.get(raw)
+            except TypeError:  # unhashable: _partition refuses it with the reason
+                raw, found = None, None
+            if found is None:
+                found = self._partition(scope, layer)
+                if raw is not None:
+                    memo[raw] = found
+            out.append(found)
+        return out
 
     @classmethod
     def build(
@@ -152,8 +178,7 @@ class LabelIndex:
         if slot is None:
             return False
         self._core.remove(slot)
-        del self._id_of[slot]
-        del self._label_of[slot]
+        self._id_of[slot] = self._label_of[slot] = None  # the caller's objects are no longer held
         return True
 
     # -- reads

@@ -41,7 +41,7 @@ use crate::contract::{MatchParams, PairDecider, Reason};
 use crate::error::{Error, Result};
 use crate::join::{coarse_histogram, hist_overlap, histogram, BUCKETS, COARSE};
 use crate::matcher::{ratio_of, IdHasher};
-use crate::simd::{nibble_filter, pack_nibbles};
+use crate::simd::{nibble_filter, pack_nibbles, prefetch};
 use crate::text::Text;
 
 use substrings::{Posting, Substrings};
@@ -49,6 +49,9 @@ use substrings::{Posting, Substrings};
 /// Window sizes (labels) from which a query scans its runs on rayon's threads: below it, the
 /// hand-off costs more than it saves.
 const PARALLEL_WINDOW: usize = 16_384;
+
+/// How many hits ahead the fine histograms are prefetched.
+const PREFETCH_AHEAD: usize = 12;
 
 /// A matching stored label: its slot, why it matches, and the exact ratio (stored first).
 pub type Hit = (u32, Reason, f64);
@@ -417,7 +420,20 @@ impl LabelIndex {
         match hx {
             (Some(c), Some(f)) if la <= 255 && need > 0 => {
                 nibble_filter(c, &run.packed, need as u32, hits);
-                hits.retain(|&k| hist_overlap(f, &run.fine[k as usize]) as usize >= need);
+                // The fine histograms of what passed lie scattered in memory: each is asked for a
+                // few hits ahead, so their cache misses overlap.
+                let mut kept = 0;
+                for i in 0..hits.len() {
+                    if let Some(&ahead) = hits.get(i + PREFETCH_AHEAD) {
+                        prefetch(&run.fine[ahead as usize]);
+                    }
+                    let k = hits[i];
+                    if hist_overlap(f, &run.fine[k as usize]) as usize >= need {
+                        hits[kept] = k;
+                        kept += 1;
+                    }
+                }
+                hits.truncate(kept);
             }
             _ => {
                 hits.clear();

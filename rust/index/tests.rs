@@ -248,6 +248,26 @@ fn index_real_corpus_timing() {
         t.elapsed().as_secs_f64() / 200.0 * 1e6,
         passed / 200
     );
+    // What the containment lists cost: postings read and substring tests.
+    let subs = part.substrings.as_ref().unwrap();
+    let (mut read_one, mut read_all, mut tests) = (0usize, 0usize, 0usize);
+    let mut mins = Vec::new();
+    for _ in 0..200 {
+        let q = &labels[rng.below(labels.len())];
+        let lb = q.len();
+        subs.minimisers_of(q, &mut mins).unwrap();
+        for posting in subs.containing(&mins) {
+            read_all += 1;
+            let len = posting.len as usize;
+            tests += (len >= lb && !LabelIndex::in_window(len, lb, p.threshold)) as usize;
+        }
+        for posting in subs.contained(&mins) {
+            read_one += 1;
+            let len = posting.len as usize;
+            tests += (len < lb && len >= 16 && !LabelIndex::in_window(len, lb, p.threshold)) as usize;
+        }
+    }
+    println!("containment per query: {} postings on the one-lists, {} on the chosen all-list, {} substring tests", read_one / 200, read_all / 200, tests / 200);
     let us = |x: f64| x / q_n as f64 * 1e6;
     println!(
         "per query: ratio candidates {:.1} us ({} each), containment {:.1} us ({}), whole query {:.1} us, hits {}",
