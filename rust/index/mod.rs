@@ -50,6 +50,9 @@ use substrings::{Posting, Substrings};
 /// hand-off costs more than it saves.
 const PARALLEL_WINDOW: usize = 16_384;
 
+/// The longest incoming label the LCS bound is computed for.
+const LCS_MAX: usize = 4096;
+
 /// How many hits ahead the fine histograms are prefetched.
 const PREFETCH_AHEAD: usize = 12;
 
@@ -361,7 +364,13 @@ impl LabelIndex {
             .collect();
         let size: usize = runs.iter().map(|(_, r)| r.slots.len()).sum();
         let hx = (coarse_histogram(incoming), histogram(incoming));
-        let pattern = folded(incoming, &mut s.folded_in).to_vec();
+        // The LCS bound's pattern table grows with the label (256 words a 64 elements): above
+        // `LCS_MAX` elements the bound is skipped (it only ever drops candidates).
+        let pattern = if lb <= LCS_MAX {
+            alloc::copy_of(folded(incoming, &mut s.folded_in))?
+        } else {
+            Vec::new()
+        };
         if size < PARALLEL_WINDOW {
             let mut lcs = std::mem::take(&mut s.lcs);
             lcs.load(&pattern);
@@ -446,7 +455,7 @@ impl LabelIndex {
             if !entry.alive {
                 continue;
             }
-            if need > 0 && !lcs.at_least(folded(&entry.text, folded_st), need) {
+            if need > 0 && lb <= LCS_MAX && !lcs.at_least(folded(&entry.text, folded_st), need) {
                 continue;
             }
             alloc::push(out, slot)?;

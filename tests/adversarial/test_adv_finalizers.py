@@ -119,6 +119,33 @@ parts = [k % 3 for k in range(len(labels))]
 expected = _reference.replay(labels, parts)
 report(lambda: _core.replay(labels, parts), equals(expected), refresher(labels))
 """,
+    "core.LabelIndex": """
+from memdedup import _core, _reference
+labels = attack_labels(400, tag="l", every=9)
+parts = [k % 3 for k in range(len(labels))]
+queries, query_parts = labels[:60], parts[:60]
+ref = _reference.LabelIndex()
+ref.insert_many(labels, parts)
+expected = [ref.query(q, p) for q, p in zip(queries, query_parts)]
+def run():
+    index = _core.LabelIndex()
+    index.insert_many(labels, parts)
+    return [index.query(q, p) for q, p in zip(queries, query_parts)]
+report(run, equals(expected), refresher(labels, queries))
+""",
+    "index.LabelIndex": """
+from memdedup import _reference
+from memdedup.index import LabelIndex
+labels = attack_labels(300, tag="l", every=7)
+queries = labels[:40]
+ref = _reference.LabelIndex()
+ref.insert_many(labels, [0] * len(labels))
+expected = [[(slot, reason, score) for slot, reason, score in ref.query(q, 0)] for q in queries]
+def run():
+    index = LabelIndex.build(labels)
+    return [[tuple(m) for m in index.query(q)] for q in queries]
+report(run, equals(expected), refresher(labels, queries))
+""",
     "batch.replay": """
 from memdedup import _reference, batch
 labels = attack_labels(400, tag="l", every=9)
@@ -380,6 +407,42 @@ labels = attack_labels(40, tag="l", every=3, first=20)
 parts = [0] * len(labels)
 check = one_of_states(lambda state: _reference.replay(state, parts[: len(state)]), fresh_all(labels), None)
 report(lambda: _core.replay(labels, parts), check, clearer(labels), rearm=False)
+""",
+        ("reference", "IndexError", "InvalidInputError"),
+    ),
+    "core.LabelIndex.insert_many/replace": (
+        """
+from memdedup import _core, _reference
+labels = attack_labels(40, tag="l", every=3, first=20)
+probe = fresh_all(labels)[:12]
+def ref(state):
+    index = _reference.LabelIndex()
+    index.insert_many(state, [0] * len(state))
+    return [index.query(q, 0) for q in probe]
+def run():
+    index = _core.LabelIndex()
+    index.insert_many(labels, [0] * 40)
+    return [index.query(q, 0) for q in probe]
+check = one_of_states(ref, fresh_all(labels), ["x"] * len(labels))
+report(run, check, replacer(labels), rearm=False)
+""",
+        ("reference", "IndexError", "InvalidInputError"),
+    ),
+    "core.LabelIndex.insert_many/clear": (
+        """
+from memdedup import _core, _reference
+labels = attack_labels(40, tag="l", every=3, first=20)
+probe = fresh_all(labels)[:12]
+def ref(state):
+    index = _reference.LabelIndex()
+    index.insert_many(state, [0] * len(state))
+    return [index.query(q, 0) for q in probe]
+def run():
+    index = _core.LabelIndex()
+    index.insert_many(labels, [0] * 40)
+    return [index.query(q, 0) for q in probe]
+check = one_of_states(ref, fresh_all(labels), None)
+report(run, check, clearer(labels), rearm=False)
 """,
         ("reference", "IndexError", "InvalidInputError"),
     ),

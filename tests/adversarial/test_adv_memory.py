@@ -123,6 +123,24 @@ PROBES: dict[str, tuple[str, tuple[str, ...]]] = {
         "report(lambda: memdedup.matching_blocks(s, s), lambda got: got == whole or 'wrong answer')",
         ("reference", "MemoryError"),
     ),
+    "index.LabelIndex/huge-wide-label": (
+        "from memdedup.index import LabelIndex\n"
+        "s = '\\u4e00' * 60_000_000\n"
+        "index = LabelIndex()\n"
+        "cap(200 * 2**20)\n"
+        "def run():\n"
+        "    index.insert(s, 'huge')\n"
+        "    return [m.id for m in index.query(s)]\n"
+        "report(run, lambda got: got == ['huge'] or 'wrong answer')",
+        ("reference", "MemoryError"),
+    ),
+    "core.LabelIndex.insert_many/huge-labels": (
+        "s = '\\u4e00' * 60_000_000\n"
+        "index = _core.LabelIndex()\n"
+        "cap(200 * 2**20)\n"
+        "report(lambda: index.insert_many([s, s, 'a'], [0, 0, 0]), lambda got: got == 0 or 'wrong answer')",
+        ("reference", "MemoryError"),
+    ),
     "batch.match_pairs/huge-labels": (
         "s = '\\u4e00' * 60_000_000\n"
         "cap(200 * 2**20)\n"

@@ -73,6 +73,27 @@ PROBES: dict[str, tuple[str, str, str, str]] = {
         "batch.cdist(['abcd', 'xyz'], ['bcde']).tolist()",
         "[[difflib.SequenceMatcher(None, q, 'bcde').ratio()] for q in ['abcd', 'xyz']]",
     ),
+    "index.LabelIndex.query/200k-one-window": (
+        # Every stored label in the query's length window, most passing every bound: a long query.
+        "import random\n"
+        "from memdedup.index import LabelIndex\n"
+        "rnd = random.Random(9)\n"
+        "labels = ['ab' * 60 + ''.join(rnd.choices('ab', k=80)) for _ in range(200_000)]\n"
+        "index = LabelIndex.build(labels, threshold=0.5)\n"
+        "small = LabelIndex.build(['Uses pytest and ruff', 'Prefers dark mode'])",
+        "index.query('ab' * 100, threshold=0.5)",
+        "[m.id for m in small.query('uses pytest and ruff.')]",
+        "[0]",
+    ),
+    "batch.replay/gate-free-20k": (
+        "import random\n"
+        "rnd = random.Random(10)\n"
+        "labels = [''.join(rnd.choices('ab', k=60)) for _ in range(20_000)]\n"
+        "small = ['Uses pytest and ruff', 'uses pytest and ruff.', 'Prefers dark mode', 'dark mode!']",
+        "batch.replay(labels, prefix='none', threshold=0.8)",
+        "batch.replay(small, prefix='none').canonical.tolist()",
+        "_reference.replay(small, [0] * 4, prefix='none')[0]",
+    ),
     "batch.replay/25k-shared-prefix": (
         "import random\n"
         "rnd = random.Random(5)\n"
