@@ -325,6 +325,24 @@ def check(got):
 report(lambda: _core.match_pairs(stored, incoming), check, {action}({target}), rearm=False)
 """
 
+# The index's bulk insert, its list replaced or cleared mid-read: the queries answer as the reference's
+# index built from a state the list passed through.
+INDEX_INSERT_MANY = """
+from memdedup import _core, _reference
+labels = attack_labels(40, tag="l", every=3, first=20)
+probe = fresh_all(labels)[:12]
+def ref(state):
+    index = _reference.LabelIndex()
+    index.insert_many(state, [0] * len(state))
+    return [index.query(q, 0) for q in probe]
+def run():
+    index = _core.LabelIndex()
+    index.insert_many(labels, [0] * 40)
+    return [index.query(q, 0) for q in probe]
+check = one_of_states(ref, fresh_all(labels), {state})
+report(run, check, {action}(labels), rearm=False)
+"""
+
 DESTRUCTIVE: dict[str, tuple[str, tuple[str, ...]]] = {
     # Each pair k is labels_match of the original or of the replacement: never anything else.
     "core.match_pairs/pipelined/replace-stored": (
@@ -411,39 +429,11 @@ report(lambda: _core.replay(labels, parts), check, clearer(labels), rearm=False)
         ("reference", "IndexError", "InvalidInputError"),
     ),
     "core.LabelIndex.insert_many/replace": (
-        """
-from memdedup import _core, _reference
-labels = attack_labels(40, tag="l", every=3, first=20)
-probe = fresh_all(labels)[:12]
-def ref(state):
-    index = _reference.LabelIndex()
-    index.insert_many(state, [0] * len(state))
-    return [index.query(q, 0) for q in probe]
-def run():
-    index = _core.LabelIndex()
-    index.insert_many(labels, [0] * 40)
-    return [index.query(q, 0) for q in probe]
-check = one_of_states(ref, fresh_all(labels), ["x"] * len(labels))
-report(run, check, replacer(labels), rearm=False)
-""",
+        INDEX_INSERT_MANY.format(action="replacer", state='["x"] * len(labels)'),
         ("reference", "IndexError", "InvalidInputError"),
     ),
     "core.LabelIndex.insert_many/clear": (
-        """
-from memdedup import _core, _reference
-labels = attack_labels(40, tag="l", every=3, first=20)
-probe = fresh_all(labels)[:12]
-def ref(state):
-    index = _reference.LabelIndex()
-    index.insert_many(state, [0] * len(state))
-    return [index.query(q, 0) for q in probe]
-def run():
-    index = _core.LabelIndex()
-    index.insert_many(labels, [0] * 40)
-    return [index.query(q, 0) for q in probe]
-check = one_of_states(ref, fresh_all(labels), None)
-report(run, check, clearer(labels), rearm=False)
-""",
+        INDEX_INSERT_MANY.format(action="clearer", state="None"),
         ("reference", "IndexError", "InvalidInputError"),
     ),
     "core.pair_reasons/clear": (
