@@ -44,7 +44,7 @@ use crate::matcher::{ratio_of, IdHasher};
 use crate::simd::{nibble_filter, pack_nibbles, prefetch};
 use crate::text::Text;
 
-use substrings::{Posting, Substrings};
+use substrings::{element_mask, Posting, Substrings};
 
 /// Window sizes (labels) from which a query scans its runs on rayon's threads: below it, the
 /// hand-off costs more than it saves.
@@ -228,7 +228,8 @@ impl LabelIndex {
                 .substrings
                 .get_or_insert_with(|| Substrings::new(serves));
             let len = u32::try_from(p.text.len()).unwrap_or(u32::MAX);
-            subs.insert(&p.mins, Posting { slot, len })?;
+            let mask = element_mask(&p.text);
+            subs.insert(&p.mins, Posting { slot, len, mask })?;
         }
         alloc::push(
             &mut self.entries,
@@ -488,6 +489,7 @@ impl LabelIndex {
             Some(subs) if mc >= subs.serves() => {
                 subs.minimisers_of(incoming, &mut s.mins)?;
                 let mins = std::mem::take(&mut s.mins);
+                let mask = element_mask(incoming);
                 let mut tested = 0usize;
                 let mut test = |posting: Posting, s: &mut QueryScratch| -> Result<()> {
                     tested += 1;
@@ -503,13 +505,13 @@ impl LabelIndex {
                 };
                 for posting in subs.containing(&mins) {
                     // Equal lengths: the labels are identical (outside the window when t > 1).
-                    if posting.len as usize >= lb {
+                    if posting.len as usize >= lb && mask & !posting.mask == 0 {
                         test(*posting, s)?;
                     }
                 }
                 for posting in subs.contained(&mins) {
                     let len = posting.len as usize;
-                    if len < lb && len >= mc {
+                    if len < lb && len >= mc && posting.mask & !mask == 0 {
                         test(posting, s)?;
                     }
                 }

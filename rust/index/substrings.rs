@@ -35,11 +35,24 @@ use crate::matcher::IdHasher;
 /// The longest gram: longer grams are rarer, but leave shorter windows (more minimisers a label).
 const MAX_GRAM: usize = 8;
 
-/// A stored label on a list: its slot and length (so a length test needs no other memory).
+/// A stored label on a list: its slot, length and element mask (so the length test and the mask test
+/// need no other memory).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Posting {
     pub slot: u32,
     pub len: u32,
+    pub mask: u64,
+}
+
+/// Which of 64 buckets a text's elements fall in, a bit each. A text that occurs in another has
+/// every element of it, so its mask is a subset of the other's: a candidate whose mask is not is
+/// dropped before its text is read.
+pub fn element_mask(text: &Text) -> u64 {
+    let bit = |c: u32| 1u64 << (c.wrapping_mul(0x9E37_79B1) >> 26);
+    match text {
+        Text::Narrow(v) => v.iter().fold(0, |m, &c| m | bit(c as u32)),
+        Text::Wide(v) => v.iter().fold(0, |m, &c| m | bit(c)),
+    }
 }
 
 /// Most minimisers are on one label's list only: two postings fit inline.
