@@ -1,6 +1,7 @@
 """Large-batch replay on Dask against the in-process engine: throughput and peak memory, in one run.
 
     python benches/bench_dask.py [--rows 2000000] [--scopes N] [--workers 1,2] [--corpus PATH]
+    python benches/bench_dask.py --single-scope [--limit N] [--max-rows-per-task M] [--workers 1,2]
 
 Generates ``--rows`` writes from the shared PyPI corpus (else the bundled sample) spread over thousands
 of scopes (skewed sizes, interleaved in time, a share of them restatements of an earlier write of the same
@@ -12,7 +13,13 @@ end (read Parquet, replay, write Parquet) three ways:
   ``RAYON_NUM_THREADS=1``), cluster start not counted.
 
 It prints rows/s, the ratios to the in-process engine, and the peak RSS of each process (each Dask
-worker's ``ru_maxrss``), and checks that every Dask result equals the in-process one row for row.
+worker's ``VmHWM``), and checks that every Dask result equals the in-process one row for row.
+
+``--single-scope``: one scope of the corpus's first ``--limit`` labels (default: all), joined and
+clustered (``mode="join"``): in-process (``batch.clusters``, 1 Rust thread), then on Dask with the
+group split across tasks (``max_rows_per_task``, default half the labels: 4 blocks, 6 block-pair
+joins) on 1 and 2 workers. It prints the wall time, each worker's CPU seconds and peak and final RSS
+(``VmHWM``/``VmRSS``), where the worker time went, and whether the results are equal.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import math
 import os
 import resource
 import subprocess
@@ -193,6 +201,134 @@ def run_dask(src: Path, dst: Path, workers: int, npartitions: int | None) -> dic
     }
 
 
+def _rss_mb() -> tuple[float, float]:
+    """This process's ``(VmHWM, VmRSS)`` in MiB (Linux)."""
+    found = {}
+    with open("/proc/self/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith(("VmHWM:", "VmRSS:")):
+                found[line.split(":")[0]] = int(line.split()[1]) / 1024
+    return found.get("VmHWM", math.nan), found.get("VmRSS", math.nan)
+
+
+def join_child(src: Path, dst: Path) -> None:
+    """The in-process single-scope join and clusters, in a fresh process (see :func:`in_process_child`)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from memdedup import batch
+
+    cpu = _cpu_seconds()
+    start = time.perf_counter()
+    labels = pq.read_table(src).column("label").to_pylist()
+    read = time.perf_counter()
+    c = batch.clusters(labels)
+    clustered = time.perf_counter()
+    out = pa.table(
+        {"row_id": np.arange(len(labels)), "canonical": c.canonical, "reason": c.reason, "score": c.score}
+    )
+    pq.write_table(out, dst)
+    done = time.perf_counter()
+    print(
+        json.dumps(
+            {
+                "seconds": done - start,
+                "read": read - start,
+                "clusters": clustered - read,
+                "peak_mb": _peak_rss_mb(),
+                "cpu": _cpu_seconds() - cpu,
+            }
+        )
+    )
+
+
+def run_dask_join(src: Path, dst: Path, workers: int, max_rows: int) -> dict:
+    """The single-scope join on a fresh local cluster of ``workers`` processes, split by ``max_rows``."""
+    import logging
+
+    from distributed import get_task_stream
+    from memdedup import dask as mdd
+
+    logging.getLogger("distributed").setLevel(logging.ERROR)
+    with mdd.local_client(workers, silence_logs=logging.ERROR) as client:
+        client.run(importlib.import_module, "memdedup.dask")
+        client.run(_reset_peak_rss)
+        cpu = client.run(_cpu_seconds)
+        with get_task_stream(client) as stream:
+            start = time.perf_counter()
+            result = mdd.dedup(src, mode="join", scope=None, layer=None, max_rows_per_task=max_rows)
+            result[["row_id", "canonical", "reason", "score"]].to_parquet(dst)
+            done = time.perf_counter()
+        rss = client.run(_rss_mb)
+        cpu = {w: c - cpu[w] for w, c in client.run(_cpu_seconds).items()}
+    busy: dict[str, float] = {}
+    tasks: dict[str, int] = {}
+    for task in stream.data:
+        key = task["key"] if isinstance(task["key"], str) else str(task["key"][0])
+        kind = key.split("-")[0]
+        tasks[kind] = tasks.get(kind, 0) + 1
+        for span in task["startstops"]:
+            if span["action"] == "compute":
+                busy[kind] = busy.get(kind, 0.0) + span["stop"] - span["start"]
+    workers_sorted = sorted(rss)
+    return {
+        "seconds": done - start,
+        "peak_mb": [rss[w][0] for w in workers_sorted],
+        "rss_mb": [rss[w][1] for w in workers_sorted],
+        "cpu": [cpu[w] for w in workers_sorted],
+        "busy": sorted(((k, v, tasks[k]) for k, v in busy.items()), key=lambda kv: -kv[1]),
+    }
+
+
+def single_scope(args: argparse.Namespace) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from memdedup import dask as mdd
+
+    corpus = args.corpus or default_corpus()
+    labels = read_labels(corpus, args.limit)
+    n = len(labels)
+    max_rows = args.max_rows_per_task or max(2, n // 2)
+    blocks = mdd._blocks_for(n, max_rows)
+    tasks = blocks * (blocks - 1) // 2 or 1
+    with tempfile.TemporaryDirectory(prefix="bench_dask_join_") as tmp:
+        src = Path(tmp) / "labels.parquet"
+        pq.write_table(pa.table({"label": labels}), src)
+        del labels
+        print(
+            f"one scope of {n:,} labels from {corpus.name}; max_rows_per_task {max_rows:,}: {blocks} blocks "
+            f"of at most {-(-n // blocks):,} labels, {tasks} block-pair join tasks of at most "
+            f"{2 * -(-n // blocks):,} labels each; {os.cpu_count()} CPUs, load average "
+            f"{os.getloadavg()[0]:.1f} before the runs"
+        )
+        ref = Path(tmp) / "in-process.parquet"
+        env = dict(os.environ, RAYON_NUM_THREADS="1")
+        cmd = [sys.executable, __file__, "--join-child", str(src), str(ref)]
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+        r = json.loads(done.stdout.strip().splitlines()[-1])
+        print(f"\n  {'engine':<26}{'seconds':>9}  {'CPU s':<13}  {'peak/final RSS MB':<21}  notes")
+        print(
+            f"  {'in-process, 1 thread':<26}{r['seconds']:>9.1f}  {r['cpu']:<13.1f}  {r['peak_mb']:<21.0f}  "
+            f"read {r['read']:.1f} s, clusters {r['clusters']:.1f} s"
+        )
+        for w in (int(x) for x in args.workers.split(",")):
+            out = Path(tmp) / f"dask-{w}"
+            d = run_dask_join(src, out, w, max_rows)
+            cpu = "/".join(f"{c:.1f}" for c in d["cpu"])
+            rss = (
+                "/".join(f"{p:.0f}" for p in d["peak_mb"]) + " | " + "/".join(f"{p:.0f}" for p in d["rss_mb"])
+            )
+            busy = ", ".join(f"{k.lstrip('_')} {v:.1f} s ({c})" for k, v, c in d["busy"][:4])
+            label = f"dask split, {w} worker{'s' if w > 1 else ''}"
+            print(
+                f"  {label:<26}{d['seconds']:>9.1f}  {cpu:<13}  {rss:<21}  "
+                f"equal: {'yes' if same_result(ref, out) else 'NO'}; worker s (tasks): {busy}"
+            )
+        print(
+            "\n  seconds: wall clock of read, join, clusters, write Parquet (Dask: cluster start excluded);"
+            "\n  CPU s and RSS per process (each Dask worker: VmHWM since warm | VmRSS at the end)."
+        )
+
+
 def same_result(reference: Path, other: Path) -> bool:
     import pandas as pd
 
@@ -216,7 +352,15 @@ def main() -> None:
     parser.add_argument("--files", type=int, help="Parquet files (default: one per 100,000 rows)")
     parser.add_argument("--npartitions", type=int, help="partitions after the shuffle (default: as read)")
     parser.add_argument("--corpus", type=Path, default=None)
+    parser.add_argument("--single-scope", action="store_true", help="one scope's join, split across workers")
+    parser.add_argument(
+        "--limit", type=int, help="--single-scope: the corpus's first N labels (default: all)"
+    )
+    parser.add_argument("--max-rows-per-task", type=int, help="--single-scope: default half the labels")
     args = parser.parse_args()
+    if args.single_scope:
+        single_scope(args)
+        return
     scopes = args.scopes or max(1000, args.rows // 500)
     corpus = args.corpus or default_corpus()
     files = args.files or max(2, args.rows // 100_000)
@@ -269,5 +413,7 @@ def main() -> None:
 if __name__ == "__main__":
     if len(sys.argv) == 4 and sys.argv[1] == "--in-process-child":
         in_process_child(Path(sys.argv[2]), Path(sys.argv[3]))
+    elif len(sys.argv) == 4 and sys.argv[1] == "--join-child":
+        join_child(Path(sys.argv[2]), Path(sys.argv[3]))
     else:
         main()

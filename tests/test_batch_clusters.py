@@ -84,9 +84,15 @@ def test_clusters_from_groups_equal_the_pairs_and_brute_force(
         from_pairs = as_lists(
             batch.clusters(labels, pairs, mode=mode, threshold=threshold, min_chars=min_chars)
         )
+        # A join on groups already made (memdedup.dask.split_join's) clusters the same way.
+        joined = batch.join(labels, threshold=threshold, min_chars=min_chars, scopes=scopes, expand=False)
+        from_joined = as_lists(
+            batch.clusters(labels, joined, mode=mode, threshold=threshold, min_chars=min_chars)
+        )
         want = brute_force_clusters(labels, mode, threshold, min_chars, scopes)
         assert same(groups, want), (mode, groups, want)
         assert same(from_pairs, want), (mode, from_pairs, want)
+        assert same(from_joined, want), (mode, from_joined, want)
 
 
 @settings(max_examples=n_examples(60), deadline=None)
@@ -164,3 +170,9 @@ def test_real_corpus_slice_clusters_equal_the_pairs_path(mode: str) -> None:
     collapsed = int((groups.canonical != np.arange(len(labels))).sum())
     assert collapsed > 1000  # the slice has duplicates and restatements to collapse
     assert batch.join(labels, expand=False).expand().tolist() == pairs.tolist()
+
+
+def test_clusters_refuse_a_join_of_other_labels() -> None:
+    joined = batch.join(["a", "b", "c"], expand=False)
+    with pytest.raises(InvalidInputError, match="the join has 3 labels but there are 2"):
+        batch.clusters(["a", "b"], joined)

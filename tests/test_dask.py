@@ -12,6 +12,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from strategies import duplicate_heavy_labels, n_examples
 
 dd = pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
@@ -248,3 +251,98 @@ def test_cli_usage_errors(tmp_path: Path, capsys) -> None:
     assert status == 2 and "--engine dask only" in err
     status, _, err = _cli(capsys, str(path), "--engine", "dask", "--scheduler", "tcp://x:1", "--workers", "2")
     assert status == 2 and "does not apply with --scheduler" in err
+
+
+# ---------------------------------------------------------------------------------------------------
+# One scope across the cluster: the join of a group larger than max_rows_per_task, split into block pairs
+# ---------------------------------------------------------------------------------------------------
+SAMPLE = Path(__file__).resolve().parent.parent / "benches" / "data" / "labels_sample.txt.gz"
+
+
+@pytest.fixture(scope="module")
+def sample() -> list[str]:
+    """The bundled sample (40,000 real labels), with every line kept (blank ones too)."""
+    import gzip
+
+    with gzip.open(SAMPLE, "rt", encoding="utf-8", errors="surrogateescape") as f:
+        return [line.rstrip("\n") for line in f]
+
+
+def _splits(caplog) -> list[str]:
+    return [r.getMessage() for r in caplog.records if "split into" in r.getMessage()]
+
+
+@pytest.mark.parametrize("blocks", [1, 2, 3, 4])
+def test_split_join_equals_the_join_on_the_sample(client, sample, blocks) -> None:
+    expected = batch.join(sample, expand=False)
+    joined = mdd.split_join(sample, blocks=blocks)
+    np.testing.assert_array_equal(joined.group, expected.group)
+    np.testing.assert_array_equal(joined.pairs, expected.pairs)
+    assert joined.pairs.dtype == expected.pairs.dtype == np.int64
+    if blocks == 3:  # the pairs they stand for, once (the expansion is the slow part)
+        np.testing.assert_array_equal(joined.expand(), batch.join(sample))
+    # The sample exercises what it claims to: identical labels, and pairs between distinct ones.
+    assert len(np.unique(expected.group)) < len(sample)
+    assert (expected.pairs[:, 0] != expected.pairs[:, 1]).sum() > 10
+
+
+@pytest.mark.parametrize("cluster", ["canonical", "components"])
+def test_one_scope_split_equals_in_process_on_the_sample(client, sample, cluster, caplog) -> None:
+    caplog.set_level(logging.INFO, logger="memdedup.dask")
+    sample = sample[:8000]
+    frame = dd.from_pandas(pd.DataFrame({"label": sample}), npartitions=3)
+    result = mdd.dedup(frame, mode="join", scope=None, cluster=cluster, max_rows_per_task=4000).compute()
+    splits = _splits(caplog)  # the one group was split: 4 blocks of 2,000 rows, 6 tasks
+    assert len(splits) == 1 and "split into 4 blocks of at most 2000 rows: 6 join tasks" in splits[0]
+    table = batch.LabelTable(labels=sample, scopes=None, layers=None, source="sample")
+    expected = batch.dedup_table(table, mode="join", cluster=cluster)
+    _check(result, np.arange(len(sample)), expected.canonical, expected.reason, expected.score)
+    c = batch.clusters(sample, mode=cluster)
+    np.testing.assert_array_equal(expected.canonical, c.canonical)
+    assert {"new", "ratio", "containment"} <= set(expected.reason)
+
+
+def test_one_split_scope_among_unsplit_ones(client, corpus, caplog) -> None:
+    caplog.set_level(logging.INFO, logger="memdedup.dask")
+    frame = dd.from_pandas(corpus, npartitions=4)
+    result = mdd.dedup(frame, mode="join", threshold=0.8, max_rows_per_task=60).compute()
+    # Only the big scope (about 60% of the 300 rows) is over the limit.
+    splits = _splits(caplog)
+    assert len(splits) == 1 and "tenant:big/user:0" not in splits[0]  # the scope id is not logged
+    labels = ["" if v is None else v for v in _labels(corpus)]
+    expected = batch.clusters(labels, threshold=0.8, scopes=corpus["scope"].tolist())
+    _check(result, np.arange(len(corpus)), expected.canonical, expected.reason, expected.score)
+    assert result["scope"].nunique() == corpus["scope"].nunique()
+    # The same input unsplit: the same rows.
+    caplog.clear()
+    unsplit = mdd.dedup(frame, mode="join", threshold=0.8, max_rows_per_task=None).compute()
+    assert not _splits(caplog)
+    _check(unsplit, np.arange(len(corpus)), expected.canonical, expected.reason, expected.score)
+
+
+def test_max_rows_per_task_is_checked(corpus) -> None:
+    for bad in (0, 1, -5):
+        with pytest.raises(InvalidInputError, match="max_rows_per_task"):
+            mdd.dedup(corpus, mode="join", max_rows_per_task=bad)
+    with pytest.raises(InvalidInputError, match="blocks"):
+        mdd.split_join(["a", "b"], blocks=0)
+
+
+@settings(
+    max_examples=n_examples(12), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    labels=duplicate_heavy_labels(max_size=40),
+    blocks=st.integers(1, 5),
+    threshold=st.sampled_from([0.6, 0.85]),
+)
+def test_split_join_equals_the_join_on_drawn_labels(client, labels, blocks, threshold) -> None:
+    expected = batch.join(labels, threshold=threshold, expand=False)
+    joined = mdd.split_join(labels, blocks=blocks, threshold=threshold)
+    np.testing.assert_array_equal(joined.group, expected.group)
+    np.testing.assert_array_equal(joined.pairs.reshape(-1, 2), expected.pairs.reshape(-1, 2))
+    rows = max(2, 2 * (len(labels) // blocks))
+    frame = pd.DataFrame({"label": pd.Series(labels, dtype=object), "scope": "s"})
+    result = mdd.dedup(frame, mode="join", threshold=threshold, max_rows_per_task=rows).compute()
+    c = batch.clusters(labels, threshold=threshold)
+    _check(result, np.arange(len(labels)), c.canonical, c.reason, c.score)

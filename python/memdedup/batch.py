@@ -631,7 +631,7 @@ class ClusterResult:
 
 def clusters(
     labels: Sequence[Any],
-    pairs: np.ndarray | Sequence[tuple[int, int]] | None = None,
+    pairs: np.ndarray | Sequence[tuple[int, int]] | JoinGroups | None = None,
     *,
     mode: str = "canonical",
     threshold: float = DEDUP_SIMILARITY_THRESHOLD,
@@ -646,7 +646,9 @@ def clusters(
     groups of identical labels (``join(..., expand=False)``): duplicates settle by their group and no
     label pair is made, with the same answer (rust/cluster.rs proves the canonical mode's rule on
     groups). Its memory grows with the labels and the pairs of distinct labels, not with the pairs of
-    duplicates, and its time is the join's (docs/perf.md has the figures on the whole corpus).
+    duplicates, and its time is the join's (docs/perf.md has the figures on the whole corpus). ``pairs``
+    may be that join already made (a :class:`JoinGroups` of these labels, e.g. from
+    :func:`memdedup.dask.split_join`): the clusters come from it the same way.
 
     ``mode="canonical"`` (the default): in order, each label joins the earliest earlier canonical it
     matches, else becomes one; every member matches its canonical directly (no chains).
@@ -665,7 +667,11 @@ def clusters(
     labels = as_labels(labels)
     shown = progress if progress is not None else _NO_PROGRESS
     group: np.ndarray | None = None
-    if pairs is None and not (guards is not None and as_guards(guards)):
+    if isinstance(pairs, JoinGroups):
+        if len(pairs.group) != len(labels):
+            raise InvalidInputError(f"the join has {len(pairs.group)} labels but there are {len(labels)}")
+        group, group_pairs = pairs.group, pairs.pairs
+    elif pairs is None and not (guards is not None and as_guards(guards)):
         # From the join on groups: duplicates settle by their group, and no label pair is made.
         joined = join(
             labels,

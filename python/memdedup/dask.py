@@ -11,9 +11,13 @@ Row ids: every row gets a global ``row_id`` before the shuffle: the ``order`` co
 partitions in input order). ``canonical`` is reported as a row id, and within each group the writes are
 replayed in ``row_id`` order, so the result equals ``batch.replay`` on the input sorted by ``row_id``.
 
-A single group is never split: one huge scope runs as one task on one worker (the replay of a scope is
-sequential by definition: each write is decided against the canonicals before it). :func:`dedup` logs a
-warning when one group holds more than half of the rows.
+A replay never splits a group: one huge scope runs as one task on one worker (the replay of a scope is
+sequential by definition: each write is decided against the canonicals before it); :func:`dedup` logs a
+warning when one group holds more than half of the rows. A join splits a group of more than
+``max_rows_per_task`` rows into blocks of its rows, in order, and joins every pair of blocks as a task of
+its own (:func:`split_join`): each task holds two blocks, several workers share the group, and the
+pairs they find are exactly the group's (every pair of rows lies in some pair of blocks). One last task
+clusters the group from them, as :func:`~memdedup.batch.clusters` does.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from memdedup._reference import (
     DEDUP_SIMILARITY_THRESHOLD,
     DEDUP_SUBSUME_MIN_CHARS,
 )
+from memdedup.dedup import normalise_label
 from memdedup.errors import InvalidInputError
 from memdedup.inputs import display_name, input_size
 from memdedup.missing import as_labels, label_text
@@ -46,6 +51,7 @@ try:
     import dask.base
     import dask.dataframe as dd
     import pandas as pd
+    from dask.delayed import delayed
 except ImportError as exc:  # pragma: no cover - exercised only without the extra
     raise ImportError(
         "memdedup.dask needs Dask: pip install 'memdedup[dask]' (dask[dataframe], distributed, pyarrow)"
@@ -54,13 +60,24 @@ except ImportError as exc:  # pragma: no cover - exercised only without the extr
 if TYPE_CHECKING:
     from distributed import Client
 
-__all__ = ["OUTPUT_COLUMNS", "ROW_ID", "dedup", "dedup_file", "local_client", "read_input"]
+__all__ = [
+    "DEFAULT_MAX_ROWS_PER_TASK",
+    "OUTPUT_COLUMNS",
+    "ROW_ID",
+    "dedup",
+    "dedup_file",
+    "local_client",
+    "read_input",
+    "split_join",
+]
 
 log = logging.getLogger(__name__)
 
 ROW_ID = "row_id"
 OUTPUT_COLUMNS = (ROW_ID, "canonical", "reason", "score")
 _MODES = ("replay", "join")
+#: A join task holds at most this many rows (two blocks of half as many): a group with more is split.
+DEFAULT_MAX_ROWS_PER_TASK = 500_000
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -238,12 +255,8 @@ def _dedup_partition(
     in-process engine groups the two: so the groups here are the in-process engine's groups."""
     if part.empty:
         return out_meta.iloc[:0].copy()
-    part = part.sort_values(ROW_ID, kind="stable")
-    ids = part[ROW_ID].to_numpy(dtype=np.int64)
-    if len(ids) > 1 and bool((ids[1:] == ids[:-1]).any()):
-        dup = int(ids[1:][ids[1:] == ids[:-1]][0])
-        raise InvalidInputError(f"the order column must be unique (it is the row id); {dup} repeats")
-    labels = [label_text(v) for v in as_labels(part[label])]
+    part = _by_row_id(part)
+    labels = _label_texts(part, label)
     groups = part[_KEY].tolist() if keys else None
     if mode == "replay":
         r = batch.replay(labels, scopes=groups, **params)
@@ -253,6 +266,36 @@ def _dedup_partition(
             labels, mode=cluster, threshold=params["threshold"], min_chars=params["min_chars"], scopes=groups
         )
         canonical, reason, score = c.canonical, c.reason, c.score
+    return _result(part, labels, canonical, reason, score, out_meta=out_meta, label=label, keys=keys)
+
+
+def _by_row_id(part: pd.DataFrame) -> pd.DataFrame:
+    """``part`` sorted by row id; a repeated row id (an order column that is not unique) is refused."""
+    part = part.sort_values(ROW_ID, kind="stable")
+    ids = part[ROW_ID].to_numpy(dtype=np.int64)
+    if len(ids) > 1 and bool((ids[1:] == ids[:-1]).any()):
+        dup = int(ids[1:][ids[1:] == ids[:-1]][0])
+        raise InvalidInputError(f"the order column must be unique (it is the row id); {dup} repeats")
+    return part
+
+
+def _label_texts(part: pd.DataFrame, label: str) -> list[str]:
+    return [label_text(v) for v in as_labels(part[label])]
+
+
+def _result(
+    part: pd.DataFrame,
+    labels: list[str],
+    canonical: Any,
+    reason: list[str],
+    score: Any,
+    *,
+    out_meta: pd.DataFrame,
+    label: str,
+    keys: tuple[str, ...],
+) -> pd.DataFrame:
+    """The output rows of ``part`` (sorted by row id): ``canonical`` as row ids."""
+    ids = part[ROW_ID].to_numpy(dtype=np.int64)
     out = pd.DataFrame(
         {
             ROW_ID: ids,
@@ -267,11 +310,160 @@ def _dedup_partition(
 
 
 # ---------------------------------------------------------------------------------------------------
+# One group's join across workers (runs on the workers)
+# ---------------------------------------------------------------------------------------------------
+# The group's rows, in row-id order, are cut into k blocks; the task for blocks a < b joins the rows of
+# both, in order (batch.join on groups), and maps its groups to the group's own: a group is a text
+# identical after normalisation (numbered in order of first occurrence, as the join numbers them). Every
+# pair of rows (i, j), i < j, lies in some pair of blocks, in order, so the union of the tasks' group
+# pairs is the group pairs of the whole join: (g, h) when some i in g before some j in h matches, (g, g)
+# when two labels of g match. The answer does not depend on k.
+
+
+def _split_prepare(part: pd.DataFrame, label: str) -> tuple[list[str], np.ndarray]:
+    """A group's labels (its rows sorted by row id) and each label's text group."""
+    labels = _label_texts(part, label)
+    return labels, _text_groups(labels)
+
+
+def _text_groups(labels: list[str]) -> np.ndarray:
+    """Each label's group of identical normalised texts, numbered in order of first occurrence: the
+    groups :func:`memdedup.batch.join` (``expand=False``) numbers (the same normalisation decides)."""
+    ids: dict[str, int] = {}
+    return np.fromiter(
+        (ids.setdefault(normalise_label(text), len(ids)) for text in labels),
+        dtype=np.int64,
+        count=len(labels),
+    )
+
+
+def _split_block(prepared: tuple[list[str], np.ndarray], lo: int, hi: int) -> tuple[list[str], np.ndarray]:
+    """Rows ``lo`` to ``hi`` of a prepared group: what one block's tasks receive."""
+    labels, group = prepared
+    return labels[lo:hi], group[lo:hi]
+
+
+def _split_pairs(
+    first: tuple[list[str], np.ndarray],
+    second: tuple[list[str], np.ndarray] | None,
+    threshold: Any,
+    min_chars: int,
+) -> np.ndarray:
+    """The group pairs among the rows of two blocks (``second`` after ``first``; None: one block alone),
+    in the whole group's numbering."""
+    labels, group = first if second is None else (first[0] + second[0], np.concatenate([first[1], second[1]]))
+    if not labels:
+        return np.empty((0, 2), dtype=np.int64)
+    joined = batch.join(labels, threshold=threshold, min_chars=min_chars, expand=False)
+    to_group = np.empty(int(joined.group.max()) + 1, dtype=np.int64)
+    to_group[joined.group] = group
+    return to_group[joined.pairs].reshape(-1, 2)
+
+
+def _split_merge(group: np.ndarray, *found: np.ndarray) -> batch.JoinGroups:
+    """The whole group's join from its block-pair tasks' group pairs: their union, sorted."""
+    pairs = np.concatenate(found) if found else np.empty((0, 2), dtype=np.int64)
+    if len(pairs):
+        pairs = np.unique(pairs, axis=0)  # rows sorted by (g, h), each once
+    return batch.JoinGroups(group, pairs.reshape(-1, 2).astype(np.int64))
+
+
+def _split_clusters(
+    part: pd.DataFrame,
+    prepared: tuple[list[str], np.ndarray],
+    *found: np.ndarray,
+    out_meta: pd.DataFrame,
+    label: str,
+    keys: tuple[str, ...],
+    cluster: str,
+    threshold: Any,
+    min_chars: int,
+) -> pd.DataFrame:
+    """A split group's output rows: its clusters from the union of its tasks' group pairs."""
+    labels, group = prepared
+    joined = _split_merge(group, *found)
+    c = batch.clusters(labels, joined, mode=cluster, threshold=threshold, min_chars=min_chars)
+    return _result(part, labels, c.canonical, c.reason, c.score, out_meta=out_meta, label=label, keys=keys)
+
+
+def _split_gather(keyed: bool, token: str | None, *parts: pd.DataFrame) -> pd.DataFrame:
+    """One group's rows from every input partition (all rows when ``keyed`` is False), by row id."""
+    rows = [p[p[_KEY] == token] if keyed else p for p in parts]
+    frame = pd.concat(rows) if rows else pd.DataFrame()
+    return _by_row_id(frame)
+
+
+def _split_tasks(prepared: Any, n: int, blocks: int, threshold: Any, min_chars: int) -> list[Any]:
+    """The delayed block-pair joins of a prepared group of ``n`` rows cut into ``blocks`` blocks."""
+    bounds = np.linspace(0, n, blocks + 1).round().astype(np.int64).tolist()
+    block = delayed(_split_block, pure=True)
+    join = delayed(_split_pairs, pure=True)
+    cut = [block(prepared, bounds[a], bounds[a + 1]) for a in range(blocks)]
+    if blocks == 1:
+        return [join(cut[0], None, threshold, min_chars)]
+    return [join(cut[a], cut[b], threshold, min_chars) for a in range(blocks) for b in range(a + 1, blocks)]
+
+
+def _blocks_for(rows: int, max_rows_per_task: int) -> int:
+    """Blocks for a group of ``rows``: each task holds two blocks, so at most ``max_rows_per_task``."""
+    return max(1, -(-rows // (max_rows_per_task // 2)))
+
+
+def _check_max_rows(max_rows_per_task: int | None) -> int | None:
+    if max_rows_per_task is None:
+        return None
+    if isinstance(max_rows_per_task, bool) or not isinstance(max_rows_per_task, int | np.integer):
+        raise InvalidInputError(f"max_rows_per_task must be an integer or None, not {max_rows_per_task!r}")
+    if max_rows_per_task < 2:
+        raise InvalidInputError(
+            f"max_rows_per_task must be 2 or more (a task holds two blocks), not {max_rows_per_task}"
+        )
+    return int(max_rows_per_task)
+
+
+def split_join(
+    labels: Any,
+    *,
+    blocks: int | None = None,
+    max_rows_per_task: int = DEFAULT_MAX_ROWS_PER_TASK,
+    threshold: float = DEDUP_SIMILARITY_THRESHOLD,
+    min_chars: int = DEDUP_SUBSUME_MIN_CHARS,
+) -> batch.JoinGroups:
+    """``batch.join(labels, expand=False)`` (one scope) computed by several tasks on the current Dask
+    scheduler (a ``distributed`` client when one is connected): the labels cut into ``blocks`` blocks in
+    order (default: as many as keep each task at ``max_rows_per_task`` labels), and every pair of blocks
+    joined as a task of its own. The answer is the in-process one whatever the number of blocks; pass it
+    to :func:`memdedup.batch.clusters` as ``pairs`` for the clusters. Missing labels are empty.
+
+    The labels travel in the graph: for a large input, prefer :func:`dedup` on a file or a Dask
+    DataFrame, whose split groups are read on the workers."""
+    batch._comparable(threshold, min_chars)
+    min_chars = batch.check_min_chars(min_chars)
+    limit = _check_max_rows(max_rows_per_task)
+    texts = [label_text(v) for v in as_labels(labels)]
+    if blocks is None:
+        blocks = _blocks_for(len(texts), limit) if limit is not None else 1
+    if isinstance(blocks, bool) or not isinstance(blocks, int | np.integer) or blocks < 1:
+        raise InvalidInputError(f"blocks must be an integer, 1 or more, not {blocks!r}")
+    blocks = int(min(blocks, max(1, len(texts))))
+    prepared = delayed(_text_groups_of, pure=True)(delayed(texts, traverse=False))
+    found = _split_tasks(prepared, len(texts), blocks, threshold, min_chars)
+    joined: batch.JoinGroups = delayed(_split_merge, pure=True)(prepared[1], *found).compute()
+    return joined
+
+
+def _text_groups_of(labels: list[str]) -> tuple[list[str], np.ndarray]:
+    return labels, _text_groups(labels)
+
+
+# ---------------------------------------------------------------------------------------------------
 # The engine
 # ---------------------------------------------------------------------------------------------------
-def _survey(frame: dd.DataFrame, keys: tuple[str, ...], order: str | None, typed: bool) -> dict[str, Any]:
+def _survey(
+    frame: dd.DataFrame, keys: tuple[str, ...], order: str | None, typed: bool, split_over: int | None
+) -> dict[str, Any]:
     """One pass over the key columns: row count, missing keys (unless ``typed``: a file's null is a
-    value), the largest group."""
+    value), the largest group, and the groups of more than ``split_over`` rows (when given)."""
     todo: dict[str, Any] = {"rows": frame[frame.columns[0]].size}
     if not typed:
         for k in keys:
@@ -279,7 +471,10 @@ def _survey(frame: dd.DataFrame, keys: tuple[str, ...], order: str | None, typed
     if order is not None:
         todo[f"missing:{order}"] = frame[order].isna().sum()
     if keys:
-        todo["largest"] = frame.groupby(_KEY).size().nlargest(1)
+        sizes = frame.groupby(_KEY).size()
+        todo["largest"] = sizes.nlargest(1)
+        if split_over is not None:
+            todo["split"] = sizes[sizes > split_over]
     return dict(zip(todo, dask.base.compute(*todo.values()), strict=True))
 
 
@@ -309,6 +504,7 @@ def dedup(
     npartitions: int | None = None,
     warn_fraction: float = 0.5,
     typed_keys: bool = False,
+    max_rows_per_task: int | None = DEFAULT_MAX_ROWS_PER_TASK,
 ) -> dd.DataFrame:
     """Dedup every row of ``data``, partitioned by ``(scope, layer)``; a Dask DataFrame of the results.
 
@@ -333,9 +529,12 @@ def dedup(
     partitions; ``None``, ``""`` and a missing field three).
 
     Eager part: one pass over the key columns (counts, missing values, the largest group) runs before
-    this returns; the dedup itself runs when the result is computed. A group never splits: the largest
-    one runs as one task on one worker, and a warning is logged when it holds more than ``warn_fraction``
-    of the rows.
+    this returns; the dedup itself runs when the result is computed. A replay never splits a group: the
+    largest one runs as one task on one worker, and a warning is logged when it holds more than
+    ``warn_fraction`` of the rows. A join splits a group of more than ``max_rows_per_task`` rows (default
+    500,000; None: never) into blocks of at most half as many, joins every pair of blocks as a task of its
+    own, and clusters the group from the union of their pairs in one more task (:func:`split_join`; the
+    same rows as unsplit). docs/dask.md says what each task holds.
     """
     with _keep_types():
         return _dedup(
@@ -354,6 +553,7 @@ def dedup(
             npartitions,
             warn_fraction,
             typed_keys,
+            max_rows_per_task,
         )
 
 
@@ -373,6 +573,7 @@ def _dedup(
     npartitions: int | None,
     warn_fraction: float,
     typed_keys: bool,
+    max_rows_per_task: int | None,
 ) -> dd.DataFrame:
     if mode not in _MODES:
         raise InvalidInputError(f"mode must be 'replay' or 'join', not {mode!r}")
@@ -388,6 +589,7 @@ def _dedup(
         raise InvalidInputError("prefix_len and query_limit must not be negative")
     if layer is not None and scope is None:
         raise InvalidInputError("a layer column needs a scope column (use a constant scope column)")
+    split_over = _check_max_rows(max_rows_per_task) if mode == "join" else None
     if isinstance(data, str | os.PathLike):
         data = read_input(data, label=label, scope=scope, layer=layer, order=order)
         typed_keys = True
@@ -411,7 +613,7 @@ def _dedup(
     if keys:
         frame = frame.assign(**{_KEY: frame.map_partitions(_key_column, keys, meta=(_KEY, object))})
 
-    stats = _survey(frame, keys, order, typed_keys)
+    stats = _survey(frame, keys, order, typed_keys, split_over)
     for column in (*(() if typed_keys else keys), *([order] if order else [])):
         count = int(stats[f"missing:{column}"])
         if count:
@@ -421,10 +623,16 @@ def _dedup(
                 f"fill them (e.g. with '' for 'no {what}') or drop them"
             )
     rows = int(stats["rows"])
+    # The groups to split: (token, rows); the token None is every row (no scope column).
+    split: list[tuple[str | None, int]] = []
+    if split_over is not None and keys:
+        split = [(str(t), int(n)) for t, n in stats["split"].sort_index().items()]
+    elif split_over is not None and rows > split_over:
+        split = [(None, rows)]
     largest = stats.get("largest")
     if keys and largest is not None and len(largest) and rows:
         size = int(largest.iloc[0])
-        if size > warn_fraction * rows:
+        if size > warn_fraction * rows and not split:
             log.warning(
                 "one %s group holds %d of %d rows (%.0f%%): it runs as one task on one worker",
                 "/".join(keys),
@@ -435,6 +643,9 @@ def _dedup(
 
     frame = _add_row_id(frame, order)
     frame = frame[[ROW_ID, label, *keys, *([_KEY] if keys else [])]]
+    whole = frame
+    if split and keys:
+        frame = frame[~frame[_KEY].isin([t for t, _ in split])]
     if keys:
         shuffled = frame.shuffle(
             on=_KEY,
@@ -462,7 +673,7 @@ def _dedup(
         "prefix_len": prefix_len,
         "query_limit": query_limit,
     }
-    return shuffled.map_partitions(
+    unsplit = shuffled.map_partitions(
         _dedup_partition,
         meta=meta,
         out_meta=meta,
@@ -473,6 +684,42 @@ def _dedup(
         cluster=cluster,
         enforce_metadata=False,
     )
+    if not split:
+        return unsplit
+    assert split_over is not None
+    inputs = (whole[whole[_KEY].isin([t for t, _ in split])] if keys else whole).to_delayed()
+    outputs = []
+    for token, size in split:
+        blocks = _blocks_for(size, split_over)
+        tasks = blocks * (blocks - 1) // 2 or 1
+        log.info(
+            "a %s group of %d rows is split into %d blocks of at most %d rows: %d join tasks",
+            "/".join(keys) or "single",
+            size,
+            blocks,
+            -(-size // blocks),
+            tasks,
+        )
+        part = delayed(_split_gather, pure=True)(bool(keys), token, *inputs)
+        prepared = delayed(_split_prepare, pure=True)(part, label)
+        found = _split_tasks(prepared, size, blocks, threshold, min_chars)
+        outputs.append(
+            delayed(_split_clusters, pure=True)(
+                part,
+                prepared,
+                *found,
+                out_meta=meta,
+                label=label,
+                keys=keys,
+                cluster=cluster,
+                threshold=threshold,
+                min_chars=min_chars,
+            )
+        )
+    done = dd.from_delayed(outputs, meta=meta, verify_meta=False)
+    if keys and sum(n for _, n in split) < rows:
+        return dd.concat([unsplit, done])
+    return done
 
 
 # ---------------------------------------------------------------------------------------------------
