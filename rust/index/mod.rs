@@ -46,10 +46,6 @@ use crate::text::Text;
 
 use substrings::{element_mask, Posting, Substrings};
 
-/// Window sizes (labels) from which a query scans its runs on rayon's threads: below it, the
-/// hand-off costs more than it saves.
-const PARALLEL_WINDOW: usize = 16_384;
-
 /// The longest incoming label the LCS bound is computed for.
 const LCS_MAX: usize = 4096;
 
@@ -349,7 +345,11 @@ impl LabelIndex {
     }
 
     /// 1 and 2 of the module documentation: the live labels of the window's runs that pass the
-    /// histogram and LCS bounds. A large window is scanned on rayon's threads, a run each.
+    /// histogram and LCS bounds.
+    ///
+    /// Performance notes: one thread. Scanning the runs on rayon's two threads gained nothing on an
+    /// idle machine and took twice as long under load (`index_real_corpus_timing`, docs/perf.md);
+    /// concurrent queries from several threads use the cores instead.
     fn ratio_candidates(
         &self,
         part: &Partition,
@@ -366,51 +366,26 @@ impl LabelIndex {
             .filter(|(&la, _)| Self::in_window(la, lb, t))
             .map(|(&la, run)| (la, run))
             .collect();
-        let size: usize = runs.iter().map(|(_, r)| r.slots.len()).sum();
         let hx = (coarse_histogram(incoming), histogram(incoming));
         // The LCS bound's pattern table grows with the label (256 words a 64 elements): above
         // `LCS_MAX` elements the bound is skipped (it only ever drops candidates).
-        let pattern = if lb <= LCS_MAX {
-            alloc::copy_of(folded(incoming, &mut s.folded_in))?
-        } else {
-            Vec::new()
-        };
-        if size < PARALLEL_WINDOW {
-            let mut lcs = std::mem::take(&mut s.lcs);
-            lcs.load(&pattern);
-            let mut out = std::mem::take(&mut s.candidates);
-            let mut bufs = (
-                std::mem::take(&mut s.hits),
-                std::mem::take(&mut s.folded_st),
-            );
-            let mut result = Ok(());
-            for &(la, run) in &runs {
-                result = self.scan_run(la, run, lb, t, &hx, &mut lcs, &mut bufs, &mut out, cancel);
-                if result.is_err() {
-                    break;
-                }
+        if lb <= LCS_MAX {
+            s.lcs.load(folded(incoming, &mut s.folded_in));
+        }
+        let mut out = std::mem::take(&mut s.candidates);
+        let mut bufs = (
+            std::mem::take(&mut s.hits),
+            std::mem::take(&mut s.folded_st),
+        );
+        let mut result = Ok(());
+        for &(la, run) in &runs {
+            result = self.scan_run(la, run, lb, t, &hx, &mut s.lcs, &mut bufs, &mut out, cancel);
+            if result.is_err() {
+                break;
             }
-            (s.lcs, s.candidates, s.hits, s.folded_st) = (lcs, out, bufs.0, bufs.1);
-            return result;
         }
-        let found: Vec<Vec<u32>> = alloc::par_collect(
-            runs.into_par_iter(),
-            || {
-                let mut lcs = Lcs::default();
-                lcs.load(&pattern);
-                (lcs, (Vec::new(), Vec::new()))
-            },
-            |(lcs, bufs), (la, run)| {
-                let mut out = Vec::new();
-                self.scan_run(la, run, lb, t, &hx, lcs, bufs, &mut out, cancel)?;
-                Ok(out)
-            },
-        )?;
-        for run in found {
-            alloc::reserve(&mut s.candidates, run.len())?;
-            s.candidates.extend_from_slice(&run);
-        }
-        Ok(())
+        (s.candidates, s.hits, s.folded_st) = (out, bufs.0, bufs.1);
+        result
     }
 
     /// The slots of one run in the window that pass the bounds, appended to `out`.
