@@ -194,7 +194,7 @@ impl<T: Sym> BSide<T> {
         alloc::reserve_total(&mut self.seq, n)?;
         alloc::reserve_total(&mut self.ids, n)?;
         alloc::reserve_total(&mut self.positions, n)?;
-        if T::DIRECT_ALPHABET == 256 {
+        if T::is_byte() {
             let padded = alloc::sum(n, FRONT_PAD + DENSE_PAD, "a sequence")?;
             alloc::reserve_total(&mut self.bytes, padded)?;
             alloc::reserve_total(&mut self.indexed_mask, padded)?;
@@ -212,7 +212,7 @@ impl<T: Sym> BSide<T> {
         is_junk: Option<&mut dyn FnMut(T) -> bool>,
     ) {
         let mut next = 0u32;
-        let dense = T::DIRECT_ALPHABET == 0
+        let dense = !T::is_byte()
             && b.iter().all(|x| match x.code() {
                 c if c == next => {
                     next += 1;
@@ -255,7 +255,7 @@ impl<T: Sym> BSide<T> {
             self.popular[id] = false;
         }
         self.present.clear();
-        if T::DIRECT_ALPHABET == 0 {
+        if !T::is_byte() {
             for &e in &self.elems {
                 let c = e.code();
                 if c < 256 {
@@ -270,13 +270,13 @@ impl<T: Sym> BSide<T> {
         self.seq.extend_from_slice(b);
         self.ids.clear();
         let n = b.len();
-        if T::DIRECT_ALPHABET == 256 && is_junk.is_none() && !(autojunk && n >= 200) {
+        if T::is_byte() && is_junk.is_none() && !(autojunk && n >= 200) {
             self.rebuild_plain_bytes(b);
             return;
         }
-        if T::DIRECT_ALPHABET > 0 {
+        if T::is_byte() {
             self.ids.extend(b.iter().map(|&x| x.code()));
-            self.grow_ids(T::DIRECT_ALPHABET);
+            self.grow_ids(256);
         } else if dense {
             // Ids are the codes; first occurrences in order; the counts (skipped below).
             self.ids.extend(b.iter().map(|x| x.code()));
@@ -303,7 +303,7 @@ impl<T: Sym> BSide<T> {
                 let count = &mut self.counts[id as usize];
                 if *count == 0 {
                     self.present.push(id);
-                    if T::DIRECT_ALPHABET > 0 {
+                    if T::is_byte() {
                         self.elems.push(b[j]);
                     }
                 }
@@ -350,7 +350,7 @@ impl<T: Sym> BSide<T> {
         let total = total as usize;
         self.positions.clear();
         self.positions.resize(total, 0);
-        if T::DIRECT_ALPHABET == 256 {
+        if T::is_byte() {
             self.bytes.clear();
             self.bytes.resize(FRONT_PAD, 0);
             self.bytes.extend(self.seq.iter().map(|&x| x.code() as u8));
@@ -517,7 +517,7 @@ impl<T: Sym> BSide<T> {
     #[inline]
     pub fn id_of(&self, x: T) -> u32 {
         let c = x.code();
-        if T::DIRECT_ALPHABET > 0 {
+        if T::is_byte() {
             c
         } else if self.dense_codes {
             if (c as usize) < self.elems.len() {
@@ -1095,7 +1095,7 @@ impl Matcher {
     /// for byte strings its padded copy).
     pub fn reserve_for_a<T: Sym>(&mut self, n: usize) -> Result<()> {
         alloc::reserve_total(&mut self.a_ids, n)?;
-        if T::DIRECT_ALPHABET == 256 {
+        if T::is_byte() {
             let padded = alloc::sum(n, FRONT_PAD + DENSE_PAD, "a sequence")?;
             alloc::reserve_total(&mut self.a_bytes, padded)?;
         }
@@ -1119,7 +1119,7 @@ impl Matcher {
     pub fn set_a<T: Sym>(&mut self, a: &[T], b: &BSide<T>) {
         self.a_ids.clear();
         self.a_ids.extend(a.iter().map(|&x| b.id_of(x)));
-        if T::DIRECT_ALPHABET == 256 {
+        if T::is_byte() {
             self.a_bytes.clear();
             self.a_bytes.resize(FRONT_PAD, 0);
             self.a_bytes.extend(a.iter().map(|&x| x.code() as u8));
@@ -1142,7 +1142,7 @@ impl Matcher {
         blo: usize,
         bhi: usize,
     ) -> (usize, usize, usize) {
-        let narrow = T::DIRECT_ALPHABET == 256;
+        let narrow = T::is_byte();
         let width = bhi.saturating_sub(blo);
         let (besti, bestj, bestsize) = if b.all_indexed {
             let rows = ahi.saturating_sub(alo);
@@ -1317,7 +1317,7 @@ impl Matcher {
                     return best;
                 }
                 let window = (alo, ahi, blo, bhi);
-                if T::DIRECT_ALPHABET == 256 {
+                if T::is_byte() {
                     // Labels: no memo (one closure as small as the byte search needs inlined).
                     // A round with stride >= 2 returns a run of at least 2, and any shorter run it
                     // misses only lowers `known`, a lower bound either way.
@@ -1409,7 +1409,7 @@ impl Matcher {
         mut f: impl FnMut(&Self, usize),
     ) {
         #[cfg(target_arch = "x86_64")]
-        if T::DIRECT_ALPHABET == 256 {
+        if T::is_byte() {
             // Byte strings reach here only when all indexed: compared 16 columns a step.
             debug_assert!(b.all_indexed);
             if has_avx2() {
@@ -1460,10 +1460,10 @@ impl Matcher {
     #[inline(always)]
     fn run_forward<T: Sym>(&self, b: &BSide<T>, i: usize, j: usize, max: usize) -> usize {
         // Byte strings reach the run searches only when every element is indexed.
-        if T::DIRECT_ALPHABET != 256 && !b.all_indexed {
+        if !T::is_byte() && !b.all_indexed {
             return self.indexed_run_forward(b, i, j, max);
         }
-        if T::DIRECT_ALPHABET == 256 {
+        if T::is_byte() {
             // Eight bytes a step: the first differing byte is the lowest set byte of the xor.
             let (a, bb) = (&self.a_bytes[FRONT_PAD..], &b.bytes[FRONT_PAD..]);
             let mut k = 0;
@@ -1484,10 +1484,10 @@ impl Matcher {
     /// indexed in `b`), up to `max` (at most `min(i, j)`).
     #[inline(always)]
     fn run_backward<T: Sym>(&self, b: &BSide<T>, i: usize, j: usize, max: usize) -> usize {
-        if T::DIRECT_ALPHABET != 256 && !b.all_indexed {
+        if !T::is_byte() && !b.all_indexed {
             return self.indexed_run_backward(b, i, j, max);
         }
-        if T::DIRECT_ALPHABET == 256 {
+        if T::is_byte() {
             // The bytes padded in front make the eight bytes before any position readable.
             let mut k = 0;
             while k < max {
@@ -1829,12 +1829,12 @@ impl Matcher {
     /// Returns the match size and the change in the pending bound (what the new ranges could add).
     fn step<T: Sym>(&mut self, b: &BSide<T>, [alo, ahi, blo, bhi]: [u32; 4]) -> (usize, usize) {
         let (alo, ahi, blo, bhi) = (alo as usize, ahi as usize, blo as usize, bhi as usize);
-        let listed = if T::DIRECT_ALPHABET == 0 && self.runs_listed {
+        let listed = if !T::is_byte() && self.runs_listed {
             self.longest_listed_run(alo, ahi, blo, bhi)
         } else {
             (alo, blo, 0)
         };
-        let (i, j, k) = if T::DIRECT_ALPHABET == 0 && listed.2 >= RUN_LIST_STRIDE {
+        let (i, j, k) = if !T::is_byte() && listed.2 >= RUN_LIST_STRIDE {
             // Exact: every run of the range this long is a listed run cut to the range.
             if b.all_indexed {
                 listed
@@ -1844,7 +1844,7 @@ impl Matcher {
         } else {
             self.find_longest_match(b, alo, ahi, blo, bhi)
         };
-        if T::DIRECT_ALPHABET == 256 && k == 1 && b.all_indexed {
+        if T::is_byte() && k == 1 && b.all_indexed {
             return (self.single_matches_from(b, i, j, ahi, bhi), 0);
         }
         let mut added = 0;
@@ -1886,7 +1886,7 @@ impl Matcher {
         ahi: usize,
         bhi: usize,
     ) -> usize {
-        debug_assert!(T::DIRECT_ALPHABET == 256 && b.all_indexed);
+        debug_assert!(T::is_byte() && b.all_indexed);
         self.blocks.push((i as u32, j as u32, 1));
         let (a, bytes) = (&self.a_bytes[FRONT_PAD..], &b.bytes[FRONT_PAD..]);
         let (mut found, mut from) = (1, j + 1);
@@ -1910,7 +1910,7 @@ impl Matcher {
         self.blocks.clear();
         self.queue
             .push([0, self.a_ids.len() as u32, 0, b.len() as u32]);
-        self.runs_listed = T::DIRECT_ALPHABET == 0
+        self.runs_listed = !T::is_byte()
             && self.a_ids.len() >= RUN_LIST_MIN_ROWS
             && b.len() >= RUN_LIST_STRIDE
             && self.list_runs(b);
