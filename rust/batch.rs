@@ -19,22 +19,6 @@ use crate::index::{LabelIndex, QueryScratch};
 use crate::matcher::{BSide, IdHasher, Matcher};
 use crate::text::Text;
 
-/// `labels_match(stored[k], incoming[k])` for every k, in parallel.
-pub fn match_pairs(
-    stored: &[Text],
-    incoming: &[Text],
-    p: &MatchParams,
-    cancel: &Cancel,
-) -> Result<Vec<bool>> {
-    let decided = alloc::par_collect(
-        stored.par_iter().zip(incoming.par_iter()),
-        || PairDecider::with_cancel(cancel),
-        |d, (a, b)| Ok(!cancel.is_cancelled() && d.matches(a, b, p)?),
-    )?;
-    cancel.check()?;
-    Ok(decided)
-}
-
 /// The seed's `DEDUP_PREFIX_LEN` and `DEDUP_QUERY_LIMIT`: replay's defaults.
 pub const DEFAULT_PREFIX_LEN: usize = 20;
 pub const DEFAULT_QUERY_LIMIT: usize = 20;
@@ -442,7 +426,7 @@ pub fn replay(
 /// Performance notes: with a million labels, lookups missed the cache at every hop (map bucket, the
 /// bucket's slot list, the slot, its key, its canonicals: ~17% of a replay in perf). Slots now
 /// keep keys in one arena and their first canonicals inline, and the map holds a slot id.
-struct PrefixIndex {
+struct CanonicalsByPrefix {
     prefix_len: usize,
     limit: usize,
     /// `(prefix length, hash of its code points)` -> the newest slot with that pair; older slots
@@ -472,9 +456,9 @@ fn prefix_hashes(cps: &[u32], n: usize, out: &mut Vec<u64>) {
     }
 }
 
-impl PrefixIndex {
+impl CanonicalsByPrefix {
     fn new(prefix_len: usize, limit: usize, short_queries: impl Iterator<Item = Vec<u32>>) -> Self {
-        let mut index = PrefixIndex {
+        let mut index = CanonicalsByPrefix {
             prefix_len,
             limit,
             map: HashMap::default(),
@@ -583,7 +567,8 @@ fn replay_partition(
         })
         .filter_map(Result::transpose)
         .collect::<Result<_>>()?;
-    let mut index = PrefixIndex::new(rp.prefix_len, rp.query_limit, short_queries.into_iter());
+    let mut index =
+        CanonicalsByPrefix::new(rp.prefix_len, rp.query_limit, short_queries.into_iter());
     let mut out = Vec::with_capacity(members.len());
     let mut hashes = Vec::new();
     for &i in members {

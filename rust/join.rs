@@ -1055,13 +1055,13 @@ impl Tokens {
 
 /// The prefix index: for each token rank, `(position, index in its token list)` of every label whose
 /// indexed prefix holds it, ascending by position.
-struct PrefixIndex {
+struct QgramPrefixIndex {
     start: Vec<usize>,
     entries: Vec<(u32, u32)>,
 }
 
-impl PrefixIndex {
-    fn new(tokens: &Tokens, index_len: &[usize]) -> PrefixIndex {
+impl QgramPrefixIndex {
+    fn new(tokens: &Tokens, index_len: &[usize]) -> QgramPrefixIndex {
         let ntok = tokens
             .toks
             .iter()
@@ -1085,7 +1085,7 @@ impl PrefixIndex {
                 fill[tk as usize] += 1;
             }
         }
-        PrefixIndex { start, entries }
+        QgramPrefixIndex { start, entries }
     }
 
     #[inline]
@@ -1235,7 +1235,7 @@ struct Prepared {
 
 /// Per-worker buffers.
 #[derive(Default)]
-struct Scratch {
+struct WorkerScratch {
     m: Matcher,
     x_side: Prepared,
     y_side: Prepared,
@@ -1638,7 +1638,7 @@ struct Ctx<'g, 'a> {
     arena_off: Vec<usize>,
     is_narrow: Vec<bool>,
     tokens: Option<Tokens>,
-    index: Option<PrefixIndex>,
+    index: Option<QgramPrefixIndex>,
     probe_len: Vec<usize>,
 }
 
@@ -1735,7 +1735,7 @@ impl<'g, 'a> Ctx<'g, 'a> {
             let index_len: Vec<usize> = (0..n)
                 .map(|pos| prefix(pos, plan.index_tau[len_index[pos] as usize]))
                 .collect();
-            PrefixIndex::new(tokens, &index_len)
+            QgramPrefixIndex::new(tokens, &index_len)
         });
         Ctx {
             mode,
@@ -1783,7 +1783,7 @@ impl<'g, 'a> Ctx<'g, 'a> {
     /// The ratio rule on the block of positions `x0..x1`, each against the earlier positions of its
     /// length window: by a scan of the whole window with the histogram bound, or through the prefix
     /// index when its lists are estimated shorter.
-    fn ratio_block(&self, sc: &mut Scratch, x0: usize, x1: usize, out: &mut Found) -> Counts {
+    fn ratio_block(&self, sc: &mut WorkerScratch, x0: usize, x1: usize, out: &mut Found) -> Counts {
         let mut c = Counts::default();
         let use_prefix = match self.mode {
             Mode::Scan => false,
@@ -1834,7 +1834,7 @@ impl<'g, 'a> Ctx<'g, 'a> {
     /// Every earlier position in the window of each `x` in `x0..x1`, through the histogram bound.
     /// The window is read in chunks, each compared with every label of the block while it is in
     /// cache.
-    fn scan(&self, sc: &mut Scratch, x0: usize, x1: usize, out: &mut Found, c: &mut Counts) {
+    fn scan(&self, sc: &mut WorkerScratch, x0: usize, x1: usize, out: &mut Found, c: &mut Counts) {
         const CHUNK: usize = 256;
         let order = self.order;
         let t = self.p.threshold;
@@ -1919,7 +1919,7 @@ impl<'g, 'a> Ctx<'g, 'a> {
 
     /// The earlier positions `x` meets in the prefix index (with the positional filter), and those
     /// of lengths where the q-gram bound says nothing.
-    fn probe(&self, sc: &mut Scratch, x: usize, out: &mut Found, c: &mut Counts) {
+    fn probe(&self, sc: &mut WorkerScratch, x: usize, out: &mut Found, c: &mut Counts) {
         let (order, t) = (self.order, self.p.threshold);
         let lo = self.lo_pos(x);
         let (Some(tokens), Some(index)) = (&self.tokens, &self.index) else {
@@ -2002,7 +2002,7 @@ impl<'g, 'a> Ctx<'g, 'a> {
     #[allow(clippy::too_many_arguments)]
     fn candidate(
         &self,
-        sc: &mut Scratch,
+        sc: &mut WorkerScratch,
         x: usize,
         y: usize,
         need: usize,
@@ -2083,7 +2083,7 @@ fn join_distinct(
             .into_par_iter()
             .map_init(
                 || {
-                    let mut sc = Scratch::default();
+                    let mut sc = WorkerScratch::default();
                     sc.m.set_cancel(cancel);
                     sc
                 },

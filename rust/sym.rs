@@ -4,9 +4,11 @@
 use std::hash::Hash;
 
 pub trait Sym: Copy + Eq + Hash + Ord + Send + Sync + 'static {
-    /// When non-zero, every element's code is below this and serves directly as its dense id
-    /// (no interning): bytes index tables of 256.
-    const DIRECT_ALPHABET: usize;
+    /// Whether the elements are bytes: each code is below 256 and is its own dense id (tables of
+    /// 256, no interning), and the byte kernels apply (padded copies, SIMD compares, memchr).
+    /// Wide elements (`false`) are interned into dense ids. A constant of the type, so every branch
+    /// on it is decided at compile time.
+    fn is_byte() -> bool;
 
     /// The element as a code point (or id); equal elements have equal codes.
     fn code(self) -> u32;
@@ -28,7 +30,10 @@ const FIRST_BYTE_SCAN_MAX: usize = 1024;
 const FEW_STARTS: usize = 32;
 
 impl Sym for u8 {
-    const DIRECT_ALPHABET: usize = 256;
+    #[inline(always)]
+    fn is_byte() -> bool {
+        true
+    }
 
     #[inline]
     fn code(self) -> u32 {
@@ -63,7 +68,10 @@ impl Sym for u8 {
 }
 
 impl Sym for u32 {
-    const DIRECT_ALPHABET: usize = 0;
+    #[inline(always)]
+    fn is_byte() -> bool {
+        false
+    }
 
     #[inline]
     fn code(self) -> u32 {

@@ -15,7 +15,7 @@ use super::ffi;
 use super::interrupt::{run_here, DETACH_MIN_WORK};
 use super::text::{
     label_str, normalise_str, normalised, normalised_bytes_into, normalised_codepoints_into,
-    text_of, to_pystring, with_cancelled_matcher, with_scratch, MissingAsEmpty, Scratch,
+    text_of, to_pystring, with_cancelled_matcher, with_scratch, MissingAsEmpty, PairScratch,
 };
 use crate::contract::MatchParams;
 use crate::matcher::{self, ratio_with, BSide};
@@ -102,7 +102,7 @@ pub fn ratio(
 /// `ratio` of two exact strs in this thread's buffers, None when the pair is large (the caller
 /// then runs it without the GIL).
 fn ratio_in_scratch(
-    s: &mut Scratch,
+    s: &mut PairScratch,
     sa: &Bound<'_, PyString>,
     sb: &Bound<'_, PyString>,
     autojunk: bool,
@@ -305,7 +305,7 @@ fn contract_match(
         }
         // Some label has a code point above 255: both as normalised code points in this thread's
         // buffers (a narrow one from its bytes), matched on bytes when they allow it.
-        let Scratch {
+        let PairScratch {
             codepoints,
             lowered,
             a,

@@ -200,7 +200,7 @@ pub fn lower_codepoints(py: Python<'_>, cps: &[u32], out: &mut Vec<u32>) -> PyRe
 /// Per-thread buffers for the one-pair calls: once warm, a call on labels Rust can lower-case
 /// allocates nothing.
 #[derive(Default)]
-pub struct Scratch {
+pub struct PairScratch {
     pub codepoints: Vec<u32>,
     pub lowered: Vec<u32>,
     pub a: Vec<u8>,
@@ -215,13 +215,15 @@ pub struct Scratch {
 }
 
 thread_local! {
-    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+    static SCRATCH: RefCell<PairScratch> = RefCell::new(PairScratch::default());
     static MATCHER: RefCell<Matcher> = RefCell::new(Matcher::new());
 }
 
 /// Run `f` on this thread's scratch buffers; None when a re-entrant call already holds them (the
 /// caller then takes its general path).
-pub fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> PyResult<Option<R>>) -> PyResult<Option<R>> {
+pub fn with_scratch<R>(
+    f: impl FnOnce(&mut PairScratch) -> PyResult<Option<R>>,
+) -> PyResult<Option<R>> {
     SCRATCH.with(|cell| match cell.try_borrow_mut() {
         Ok(mut s) => f(&mut s),
         Err(_) => Ok(None),

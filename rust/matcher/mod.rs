@@ -1,0 +1,918 @@
+//! difflib's `SequenceMatcher`, element for element: the same `b2j` index, junk and popular rules,
+//! longest-match tie-breaks and matching blocks, so every ratio is bit-identical to Python's.
+//!
+//! Elements are first mapped to dense ids by the second sequence (`b`): an element of `a` that never
+//! occurs in `b` gets [`NONE`] and can match nothing. `b2j` is a CSR array over those ids.
+//!
+//! Performance notes (measured on ~60-character label pairs, see benches/bench_core.py):
+//! - difflib's per-row `j2len` dict becomes two arrays (`cells`) alternated by row parity; only the
+//!   entries a row wrote are cleared (two rows later), so a row allocates nothing and a read needs no
+//!   branch. A first version stamped entries with an epoch instead; its unpredictable stamp test cost
+//!   more than the clearing.
+//! - Bytes (strings with every code point below 256) index their tables directly; wider text is
+//!   interned into dense ids first.
+//! - `BSide` and `Matcher` keep their buffers between calls (thread-local in the bindings), so a call
+//!   allocates nothing once warm.
+//! - Threshold decisions stop as soon as the matches found so far accept, or found + the best the
+//!   pending sub-ranges could still add rejects (`Matcher::ratio_at_least`).
+
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+
+use crate::alloc;
+use crate::cancel::Cancel;
+use crate::error::Result;
+use crate::sym::Sym;
+
+mod bside;
+mod hasher;
+mod kernels;
+mod longest;
+mod recursion;
+mod remap;
+
+pub use bside::BSide;
+pub use hasher::IdHasher;
+use hasher::IdMap;
+use kernels::{DENSE_PAD, FRONT_PAD};
+pub use remap::ByteRemap;
+
+/// The id of an element of `a` that does not occur in `b`.
+pub const NONE: u32 = u32::MAX;
+/// A junk or popular position of `b` in `BSide::run_ids`: equal to no id of `a` (not even [`NONE`]).
+const UNINDEXED: u32 = u32::MAX - 1;
+
+/// Rows a DP searches between polls of its [`Cancel`] where a row is a few vector steps.
+const POLL_ROWS: usize = 1024;
+
+/// The widest `b` range the byte-row DP takes (its run lengths are bytes).
+const DENSE_MAX_WIDTH: usize = 255;
+
+/// The most 16-column vectors a row of the register DP (`dense_regs`) holds.
+const DENSE_REG_VECTORS: usize = 8;
+
+/// A range whose known common run (prefix or suffix) is at least this long is searched from anchor
+/// rows (`anchor_core`) instead of row by row.
+const ANCHOR_MIN_RUN: usize = 8;
+
+/// `b2j` is also kept as bitsets (ids x words of 64 positions) only up to this many words (512 KiB):
+/// the layout grows as distinct elements times length, which for 50,000 distinct lines was 1.3 GB.
+const BITSET_MAX_WORDS: usize = 1 << 16;
+
+/// Sequences of ids (lines) with at least this many elements in `a` list the runs of
+/// their whole `a` x `b` once (`Matcher::list_runs`) for every sub-range of the recursion to reuse.
+const RUN_LIST_MIN_ROWS: usize = 256;
+/// The listed runs are every maximal run at least this long: each one crosses a row of this stride.
+const RUN_LIST_STRIDE: usize = 8;
+/// Listing stops (and the ranges are searched one by one) past this many runs, or past
+/// `RUN_LIST_WORK_PER_ELEMENT` steps per element of `a` and `b`: it pays only where runs are few
+/// and long, as in line diffs.
+const RUN_LIST_MAX_RUNS: usize = 1024;
+const RUN_LIST_WORK_PER_ELEMENT: usize = 16;
+/// Steps of run extension (a step: ~4 elements compared) between polls of the [`Cancel`] inside
+/// one row of a run search: a row of equal lines meets a match in every column, each extended
+/// across the whole sequences.
+const RUN_LIST_POLL_WORK: usize = 1 << 18;
+
+/// difflib's `_calculate_ratio`: `2.0 * matches / length`, and 1.0 for two empty sequences.
+#[inline]
+pub fn ratio_of(matches: usize, length: usize) -> f64 {
+    if length == 0 {
+        1.0
+    } else {
+        2.0 * matches as f64 / length as f64
+    }
+}
+
+/// An edit of difflib's `get_opcodes()`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tag {
+    Replace,
+    Delete,
+    Insert,
+    Equal,
+}
+
+/// difflib's `get_opcodes()` from matching blocks that end with the `(len(a), len(b), 0)` sentinel.
+pub fn opcodes(blocks: &[(usize, usize, usize)]) -> Vec<(Tag, usize, usize, usize, usize)> {
+    let (mut i, mut j) = (0, 0);
+    let mut out = Vec::with_capacity(2 * blocks.len());
+    for &(ai, bj, size) in blocks {
+        let tag = match (i < ai, j < bj) {
+            (true, true) => Some(Tag::Replace),
+            (true, false) => Some(Tag::Delete),
+            (false, true) => Some(Tag::Insert),
+            (false, false) => None,
+        };
+        if let Some(tag) = tag {
+            out.push((tag, i, ai, j, bj));
+        }
+        (i, j) = (ai + size, bj + size);
+        if size > 0 {
+            out.push((Tag::Equal, ai, i, bj, j));
+        }
+    }
+    out
+}
+
+/// Work buffers for matching one `a` against a prepared `b`; reuse one per thread.
+#[derive(Default, Clone)]
+pub struct Matcher {
+    a_ids: Vec<u32>,
+    /// Two rows of difflib's `j2len` (alternated by row parity), entry `j + 1` for `j`; all zero
+    /// between calls.
+    cells: Vec<u32>,
+    stride: usize,
+    queue: Vec<[u32; 4]>,
+    blocks: Vec<(u32, u32, u32)>,
+    avail: Vec<u32>,
+    /// `a` as bytes and two byte rows, for the dense DP on byte strings.
+    a_bytes: Vec<u8>,
+    dense: Vec<u8>,
+    /// When `runs_listed`: every maximal run of difflib's DP (equal, indexed pairs along a
+    /// diagonal) of length >= RUN_LIST_STRIDE in the whole `a` x `b`, as (i, j, length).
+    runs: Vec<(u32, u32, u32)>,
+    runs_listed: bool,
+    /// The longest listed run's length (runs are sorted by start row).
+    longest_run: usize,
+    /// Runs being extended across anchor rows while listing: (diagonal, end row).
+    open_runs: Vec<(usize, usize)>,
+    /// Polled by every loop whose work grows with the sequences (a row, a sub-range); once it is
+    /// cancelled the search stops early and its results mean nothing (the caller drops them).
+    cancel: Cancel,
+}
+
+impl Matcher {
+    pub fn new() -> Self {
+        Matcher::default()
+    }
+
+    /// Poll `cancel` from now on (a clone of it: call again, with [`Cancel::never`], to stop).
+    pub fn set_cancel(&mut self, cancel: &Cancel) {
+        self.cancel = cancel.clone();
+    }
+
+    /// Whether the caller's cancellation stopped this search: its results are then meaningless.
+    #[inline(always)]
+    pub fn stopped(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// Reserve, fallibly, what [`Matcher::set_a`] fills for an `a` of `n` elements (its ids, and
+    /// for byte strings its padded copy).
+    pub fn reserve_for_a<T: Sym>(&mut self, n: usize) -> Result<()> {
+        alloc::reserve_total(&mut self.a_ids, n)?;
+        if T::is_byte() {
+            let padded = alloc::sum(n, FRONT_PAD + DENSE_PAD, "a sequence")?;
+            alloc::reserve_total(&mut self.a_bytes, padded)?;
+        }
+        Ok(())
+    }
+
+    /// [`ratio_with`] with the buffers reserved fallibly first.
+    pub fn try_ratio_with<T: Sym>(
+        &mut self,
+        side: &mut BSide<T>,
+        a: &[T],
+        b: &[T],
+        autojunk: bool,
+    ) -> Result<f64> {
+        side.reserve_for(b.len())?;
+        self.reserve_for_a::<T>(a.len())?;
+        Ok(ratio_with(self, side, a, b, autojunk))
+    }
+
+    /// Map `a` onto `b`'s ids; every other method works on the last `a` set here.
+    pub fn set_a<T: Sym>(&mut self, a: &[T], b: &BSide<T>) {
+        self.a_ids.clear();
+        self.a_ids.extend(a.iter().map(|&x| b.id_of(x)));
+        if T::is_byte() {
+            self.a_bytes.clear();
+            self.a_bytes.resize(FRONT_PAD, 0);
+            self.a_bytes.extend(a.iter().map(|&x| x.code() as u8));
+            self.a_bytes.resize(self.a_bytes.len() + DENSE_PAD, 0);
+        }
+        let stride = b.len() + 1;
+        if self.cells.len() < 2 * stride {
+            self.cells.clear();
+            self.cells.resize(2 * stride, 0);
+        }
+        self.stride = stride;
+    }
+}
+
+/// One-shot helpers over two sequences, for tests and simple callers.
+pub fn ratio<T: Sym>(a: &[T], b: &[T], autojunk: bool) -> f64 {
+    ratio_with(&mut Matcher::new(), &mut BSide::default(), a, b, autojunk)
+}
+
+/// difflib's ratio of `a` against `b` (indexed into `side`), reusing the buffers of `m` and `side`.
+pub fn ratio_with<T: Sym>(
+    m: &mut Matcher,
+    side: &mut BSide<T>,
+    a: &[T],
+    b: &[T],
+    autojunk: bool,
+) -> f64 {
+    side.rebuild(b, autojunk, None);
+    m.set_a(a, side);
+    ratio_of(m.matches(side), a.len() + b.len())
+}
+
+/// difflib's `quick_ratio()` (its buffers reserved fallibly: the sequences come from the caller).
+pub fn quick_ratio<T: Sym>(a: &[T], b: &[T]) -> Result<f64> {
+    let side = BSide::try_new(b, false)?;
+    let mut m = Matcher::new();
+    m.reserve_for_a::<T>(a.len())?;
+    m.set_a(a, &side);
+    Ok(ratio_of(m.quick_matches(&side), a.len() + b.len()))
+}
+
+pub fn real_quick_ratio(la: usize, lb: usize) -> f64 {
+    ratio_of(la.min(lb), la + lb)
+}
+
+pub fn matching_blocks<T: Sym>(a: &[T], b: &[T], autojunk: bool) -> Vec<(usize, usize, usize)> {
+    let side = BSide::new(b, autojunk);
+    let mut m = Matcher::new();
+    m.set_a(a, &side);
+    m.matching_blocks(&side)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::longest::{common_prefix, common_suffix};
+    use super::*;
+
+    fn r(a: &str, b: &str) -> f64 {
+        ratio(a.as_bytes(), b.as_bytes(), true)
+    }
+
+    /// difflib's `find_longest_match` written out as CPython has it (dict-free but the same loops),
+    /// with no junk function: the oracle for the searches `Matcher` picks between.
+    fn difflib_longest(
+        a: &[u32],
+        b: &[u32],
+        autojunk: bool,
+        (alo, ahi, blo, bhi): (usize, usize, usize, usize),
+    ) -> (usize, usize, usize) {
+        difflib_longest_with_junk(a, b, autojunk, |_| false, (alo, ahi, blo, bhi))
+    }
+
+    /// difflib's `find_longest_match` with an `isjunk` predicate.
+    fn difflib_longest_with_junk(
+        a: &[u32],
+        b: &[u32],
+        autojunk: bool,
+        junk: impl Fn(u32) -> bool,
+        (alo, ahi, blo, bhi): (usize, usize, usize, usize),
+    ) -> (usize, usize, usize) {
+        let n = b.len();
+        let mut popular = std::collections::HashSet::new();
+        if autojunk && n >= 200 {
+            let mut counts = std::collections::HashMap::new();
+            for &x in b.iter().filter(|&&x| !junk(x)) {
+                *counts.entry(x).or_insert(0usize) += 1;
+            }
+            let ntest = n / 100 + 1;
+            popular.extend(
+                counts
+                    .into_iter()
+                    .filter(|&(_, c)| c > ntest)
+                    .map(|(x, _)| x),
+            );
+        }
+        let (mut besti, mut bestj, mut bestsize) = (alo, blo, 0usize);
+        let mut j2len = vec![0usize; n + 1];
+        for (i, &x) in a.iter().enumerate().take(ahi).skip(alo) {
+            let mut newj2len = vec![0usize; n + 1];
+            for j in blo..bhi {
+                if x != b[j] || popular.contains(&b[j]) || junk(b[j]) {
+                    continue;
+                }
+                let k = j2len[j] + 1;
+                newj2len[j + 1] = k;
+                if k > bestsize {
+                    (besti, bestj, bestsize) = (i + 1 - k, j + 1 - k, k);
+                }
+            }
+            j2len = newj2len;
+        }
+        for junk_pass in [false, true] {
+            while besti > alo
+                && bestj > blo
+                && junk(b[bestj - 1]) == junk_pass
+                && a[besti - 1] == b[bestj - 1]
+            {
+                (besti, bestj, bestsize) = (besti - 1, bestj - 1, bestsize + 1);
+            }
+            while besti + bestsize < ahi
+                && bestj + bestsize < bhi
+                && junk(b[bestj + bestsize]) == junk_pass
+                && a[besti + bestsize] == b[bestj + bestsize]
+            {
+                bestsize += 1;
+            }
+        }
+        (besti, bestj, bestsize)
+    }
+
+    #[test]
+    fn common_prefix_and_suffix_count_equal_runs() {
+        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+        for _ in 0..20_000 {
+            let n = rng.below(40);
+            let x: Vec<u32> = (0..n).map(|_| rng.below(3) as u32).collect();
+            let y: Vec<u32> = x
+                .iter()
+                .map(|&v| if rng.below(6) == 0 { v + 1 } else { v })
+                .collect();
+            let want_prefix = x.iter().zip(&y).take_while(|(a, b)| a == b).count();
+            let want_suffix = x
+                .iter()
+                .rev()
+                .zip(y.iter().rev())
+                .take_while(|(a, b)| a == b)
+                .count();
+            assert_eq!(common_prefix(&x, &y), want_prefix, "{x:?} {y:?}");
+            assert_eq!(common_suffix(&x, &y), want_suffix, "{x:?} {y:?}");
+        }
+    }
+
+    /// Line-diff-like sequences (a large alphabet, most elements unique, a few frequent "blank
+    /// lines" that autojunk makes popular, optional junk), edited in runs, against difflib's search:
+    /// the searches over indexed runs when `b` has junk or popular elements.
+    #[test]
+    fn searches_with_junk_and_popular_agree_with_difflib() {
+        let mut rng = Rng(0xD1B5_4A32_D192_ED03);
+        let mut side = BSide::<u32>::default();
+        let mut m = Matcher::new();
+        let junk_rule = |x: u32| x % 7 == 3;
+        for case in 0..1500 {
+            let len = [9, 40, 150, 199, 200, 260, 700][rng.below(7)];
+            let frequent = [1, 3, 40][rng.below(3)];
+            let line = |rng: &mut Rng| {
+                if rng.below(5) == 0 {
+                    rng.below(frequent) as u32
+                } else {
+                    1000 + rng.below(100_000) as u32
+                }
+            };
+            let a: Vec<u32> = (0..len).map(|_| line(&mut rng)).collect();
+            let mut b = a.clone();
+            if rng.below(4) == 0 {
+                // Repeated blocks: equal-length runs tie, and the first one must win.
+                let cut = rng.below(a.len() + 1);
+                b.extend_from_slice(&a[cut..]);
+                for _ in 0..rng.below(3) {
+                    let x = line(&mut rng);
+                    b.insert(0, x);
+                }
+            }
+            for _ in 0..rng.below(12) {
+                let at = rng.below(b.len() + 1);
+                let run = 1 + rng.below(4);
+                match rng.below(3) {
+                    0 => {
+                        b.drain(at..(at + run).min(b.len()));
+                    }
+                    1 => {
+                        for _ in 0..run {
+                            let x = line(&mut rng);
+                            b.insert(at, x);
+                        }
+                    }
+                    _ => {
+                        for k in at..(at + run).min(b.len()) {
+                            b[k] = line(&mut rng);
+                        }
+                    }
+                }
+            }
+            // Chosen apart from `dense` (every fourth case) below, so it meets both settings.
+            let autojunk = (case / 2) % 2 == 0;
+            let with_junk = case % 3 == 0;
+            let rule = |x: u32| with_junk && junk_rule(x);
+            // Every fourth case codes both sides as dense first-occurrence ids (as the bindings'
+            // element table does), which `rebuild_dense` indexes without its interning map.
+            let dense = case % 4 == 1;
+            let mut first_seen = std::collections::HashMap::new();
+            for &x in &b {
+                let next = first_seen.len() as u32;
+                first_seen.entry(x).or_insert(next);
+            }
+            let code = |x: &u32| {
+                first_seen
+                    .get(x)
+                    .copied()
+                    .unwrap_or(first_seen.len() as u32)
+            };
+            let (a_in, b_in): (Vec<u32>, Vec<u32>) = if dense {
+                (a.iter().map(code).collect(), b.iter().map(code).collect())
+            } else {
+                (a.clone(), b.clone())
+            };
+            let element: Vec<u32> = {
+                let mut by_id = vec![0; first_seen.len()];
+                for (&x, &id) in &first_seen {
+                    by_id[id as usize] = x;
+                }
+                by_id
+            };
+            let mut junk_of = |x: u32| junk_rule(if dense { element[x as usize] } else { x });
+            let junk_of: Option<&mut dyn FnMut(u32) -> bool> = with_junk.then_some(&mut junk_of);
+            if dense && (case / 8) % 2 == 1 {
+                // Half of them as the element table hands them over, counted.
+                let mut counts = vec![0; first_seen.len()];
+                for &id in &b_in {
+                    counts[id as usize] += 1;
+                }
+                side = BSide::of_dense_ids(b_in.clone(), counts, autojunk, junk_of);
+            } else if dense {
+                side.rebuild_dense(&b_in, autojunk, junk_of);
+            } else {
+                side.rebuild(&b_in, autojunk, junk_of);
+            }
+            assert_eq!(side.dense_codes, dense);
+            m.set_a(&a_in, &side);
+            let windows = random_windows(&mut rng, a.len(), b.len());
+            for w in windows {
+                let want = difflib_longest_with_junk(&a, &b, autojunk, rule, w);
+                assert_eq!(
+                    m.find_longest_match(&side, w.0, w.1, w.2, w.3),
+                    want,
+                    "case {case} {w:?}"
+                );
+            }
+            // The whole recursion (which lists runs once for sequences this long and reads each
+            // sub-range's longest run from the list) against difflib's, search by search.
+            let want = difflib_blocks_with_junk(&a, &b, autojunk, rule);
+            assert_eq!(m.matching_blocks(&side), want, "case {case}");
+            let total: usize = want.iter().map(|x| x.2).sum();
+            assert_eq!(m.matches(&side), total, "case {case}");
+        }
+    }
+
+    /// Sequences with so many distinct elements that `b2j` is not kept as bitsets: the searches
+    /// read the position lists instead.
+    #[test]
+    fn long_distinct_sequences_search_without_bitsets() {
+        let mut rng = Rng(0x9FB2_1C65_1E98_DF25);
+        let mut m = Matcher::new();
+        for case in 0..4 {
+            let a: Vec<u32> = (0..2100).map(|k| k * 7 + rng.below(3) as u32).collect();
+            let mut b = a.clone();
+            for _ in 0..30 {
+                let at = rng.below(b.len());
+                match rng.below(3) {
+                    0 => {
+                        b.remove(at);
+                    }
+                    1 => b.insert(at, rng.below(20_000) as u32),
+                    _ => b[at] = rng.below(20_000) as u32,
+                }
+            }
+            let side = BSide::new(&b, case % 2 == 0);
+            assert!(side.all_indexed && !side.has_bits);
+            m.set_a(&a, &side);
+            let never = |_: u32| false;
+            let whole = (0, a.len(), 0, b.len());
+            assert_eq!(
+                m.find_longest_match(&side, 0, a.len(), 0, b.len()),
+                difflib_longest_with_junk(&a, &b, case % 2 == 0, never, whole)
+            );
+            let want = difflib_blocks_with_junk(&a, &b, case % 2 == 0, never);
+            assert_eq!(m.matching_blocks(&side), want, "case {case}");
+        }
+    }
+
+    /// difflib's `get_matching_blocks()` (without the sentinel) over `difflib_longest_with_junk`.
+    fn difflib_blocks_with_junk(
+        a: &[u32],
+        b: &[u32],
+        autojunk: bool,
+        junk: impl Fn(u32) -> bool + Copy,
+    ) -> Vec<(usize, usize, usize)> {
+        let mut queue = vec![(0, a.len(), 0, b.len())];
+        let mut blocks = Vec::new();
+        while let Some((alo, ahi, blo, bhi)) = queue.pop() {
+            let (i, j, k) = difflib_longest_with_junk(a, b, autojunk, junk, (alo, ahi, blo, bhi));
+            if k > 0 {
+                blocks.push((i, j, k));
+                if alo < i && blo < j {
+                    queue.push((alo, i, blo, j));
+                }
+                if i + k < ahi && j + k < bhi {
+                    queue.push((i + k, ahi, j + k, bhi));
+                }
+            }
+        }
+        blocks.sort_unstable();
+        let mut out: Vec<(usize, usize, usize)> = Vec::new();
+        for (i, j, k) in blocks {
+            match out.last_mut() {
+                Some(last) if last.0 + last.2 == i && last.1 + last.2 == j => last.2 += k,
+                _ => out.push((i, j, k)),
+            }
+        }
+        out
+    }
+
+    /// The whole ranges and four random sub-ranges of sequences of lengths `la` and `lb`.
+    fn random_windows(rng: &mut Rng, la: usize, lb: usize) -> Vec<(usize, usize, usize, usize)> {
+        let mut windows = vec![(0, la, 0, lb)];
+        for _ in 0..4 {
+            let (x, y) = (rng.below(la + 1), rng.below(la + 1));
+            let (u, v) = (rng.below(lb + 1), rng.below(lb + 1));
+            windows.push((x.min(y), x.max(y), u.min(v), u.max(v)));
+        }
+        windows
+    }
+
+    use crate::test_rng::Rng;
+
+    /// Remapped to bytes, wide sequences give difflib's answers on the code points, or refuse
+    /// (more than 255 distinct elements in `b`).
+    #[test]
+    fn byte_remap_keeps_every_answer() {
+        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+        let mut remap = ByteRemap::default();
+        let (mut ra, mut rb) = (Vec::new(), Vec::new());
+        for case in 0..2000 {
+            let alphabet = [3, 40, 300][case % 3];
+            // ASCII (NUL included), ASCII and Latin-1, basic-plane and astral text, and 0xFFF0 +
+            // up to 300 across the two planes.
+            let bases = [0x0u32, 0x20, 0x60, 0x100, 0x4E00, 0x1F600, 0xFFF0];
+            // One range for the pair, or each element's own (ASCII, basic and astral mixed).
+            let pair_base = bases[rng.below(bases.len())];
+            let mixed = case % 5 == 4;
+            let element = |rng: &mut Rng| {
+                let base = if mixed {
+                    bases[rng.below(bases.len())]
+                } else {
+                    pair_base
+                };
+                base + rng.below(alphabet) as u32
+            };
+            let a: Vec<u32> = (0..rng.below(120)).map(|_| element(&mut rng)).collect();
+            let b: Vec<u32> = (0..rng.below(400)).map(|_| element(&mut rng)).collect();
+            let distinct = b.iter().collect::<std::collections::HashSet<_>>().len();
+            let fits = remap.remap(&a, &b, &mut ra, &mut rb);
+            assert_eq!(fits, distinct <= 255);
+            if fits {
+                // Equal exactly where the code points are equal.
+                for (x, &rx) in a.iter().zip(&ra) {
+                    for (y, &ry) in b.iter().zip(&rb) {
+                        assert_eq!(x == y, rx == ry, "{x} {y} -> {rx} {ry}");
+                    }
+                }
+                for autojunk in [false, true] {
+                    assert_eq!(ratio(&ra, &rb, autojunk), ratio(&a, &b, autojunk));
+                    assert_eq!(
+                        matching_blocks(&ra, &rb, autojunk),
+                        matching_blocks(&a, &b, autojunk)
+                    );
+                }
+                assert_eq!(
+                    crate::contract::contained(&ra, &rb, 1),
+                    crate::contract::contained(&a, &b, 1)
+                );
+            }
+        }
+        // At the limits: 127 or 128 distinct non-ASCII elements beside ASCII ones (from 0x40),
+        // 255 distinct elements, in one plane and across two.
+        for distinct in [127, 128, 129, 191, 192, 193, 254, 255, 256] {
+            for base in [0x40u32, 0x100, 0xFF80, 0x1F600] {
+                // A NUL in b too: the byte an element of a absent from b must never take.
+                let b: Vec<u32> = (0..distinct).map(|k| base + k).chain([0]).collect();
+                let a: Vec<u32> = b.iter().rev().chain(&[base + 1000]).copied().collect();
+                let fits = remap.remap(&a, &b, &mut ra, &mut rb);
+                assert_eq!(fits, distinct < 255, "{distinct} from {base:#x}");
+                if fits {
+                    for (x, &rx) in a.iter().zip(&ra) {
+                        for (y, &ry) in b.iter().zip(&rb) {
+                            assert_eq!(x == y, rx == ry, "{x} {y} -> {rx} {ry}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    thread_local! {
+        /// Set by a test to take the SSE2 paths on a CPU with AVX2.
+        pub static SSE2_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    #[test]
+    fn every_search_agrees_with_difflib() {
+        every_search_case();
+    }
+
+    #[test]
+    fn every_search_agrees_with_difflib_without_avx2() {
+        SSE2_ONLY.with(|only| only.set(true));
+        every_search_case();
+    }
+
+    /// The byte searches' limits: ranges either side of `LANE_ROWS_MAX` rows (byte row offsets), of
+    /// each vector count's width (either way round: tall ranges run transposed), of
+    /// `DENSE_MAX_WIDTH` and of `ANCHOR_MIN_RUN`, with the longest run planted to end on
+    /// the last row, and small alphabets for ties between runs ending on the same row or in the
+    /// same column.
+    #[test]
+    fn byte_dp_row_and_width_limits() {
+        let mut rng = Rng(0x5EED_F1A7);
+        let mut side = BSide::<u8>::default();
+        let mut m = Matcher::new();
+        for rows in [
+            1, 2, 31, 32, 33, 64, 65, 127, 128, 129, 253, 254, 255, 256, 257, 300,
+        ] {
+            for width in [
+                1, 2, 15, 16, 17, 31, 32, 33, 63, 64, 65, 96, 97, 127, 128, 129, 200, 255,
+            ] {
+                for trial in 0..9 {
+                    let alphabet = [2, 3, 4][trial % 3];
+                    let mut a: Vec<u8> = (0..rows)
+                        .map(|_| b'a' + rng.below(alphabet) as u8)
+                        .collect();
+                    let mut b: Vec<u8> = (0..width)
+                        .map(|_| b'a' + rng.below(alphabet) as u8)
+                        .collect();
+                    if trial >= 3 {
+                        // A run of a letter outside the alphabet, ending on a's last row: of
+                        // any length, or either side of ANCHOR_MIN_RUN.
+                        let k = if trial >= 6 {
+                            (ANCHOR_MIN_RUN + trial - 7).min(rows.min(width))
+                        } else {
+                            1 + rng.below(rows.min(width))
+                        };
+                        let at = rng.below(width - k + 1);
+                        a[rows - k..].fill(b'z');
+                        b[at..at + k].fill(b'z');
+                    }
+                    side.rebuild(&b, false, None);
+                    m.set_a(&a, &side);
+                    let (a32, b32): (Vec<u32>, Vec<u32>) = (
+                        a.iter().map(|&x| x as u32).collect(),
+                        b.iter().map(|&x| x as u32).collect(),
+                    );
+                    for window in [(0, rows, 0, width), (rows / 3, rows, width / 4, width)] {
+                        assert_eq!(
+                            m.find_longest_match(&side, window.0, window.1, window.2, window.3),
+                            difflib_longest(&a32, &b32, false, window),
+                            "{rows} x {width}, trial {trial}, window {window:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// Random labels and edits of them (long shared runs, repeats, small alphabets, lengths either
+    /// side of every search's limits), on one reused `BSide` and `Matcher` per element type, so the
+    /// buffer resets between different `b`s are exercised too.
+    fn every_search_case() {
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        let mut side8 = BSide::<u8>::default();
+        let mut side32 = BSide::<u32>::default();
+        let mut m = Matcher::new();
+        for case in 0..3000 {
+            let alphabet = [2, 3, 5, 26, 200][rng.below(5)];
+            let len = [0, 1, 7, 16, 17, 33, 64, 66, 129, 190, 260, 300][rng.below(12)];
+            let a: Vec<u32> = (0..len).map(|_| rng.below(alphabet) as u32 + 97).collect();
+            // b: an edit of a (shared runs) or independent text.
+            let b: Vec<u32> = if rng.below(3) > 0 {
+                let mut b = a.clone();
+                for _ in 0..rng.below(8) {
+                    let at = rng.below(b.len() + 1);
+                    match rng.below(3) {
+                        0 if at < b.len() => {
+                            b.remove(at);
+                        }
+                        1 => b.insert(at, rng.below(alphabet) as u32 + 97),
+                        _ if at < b.len() => b[at] = rng.below(alphabet) as u32 + 97,
+                        _ => {}
+                    }
+                }
+                b
+            } else {
+                (0..rng.below(300))
+                    .map(|_| rng.below(alphabet) as u32 + 97)
+                    .collect()
+            };
+            let autojunk = case % 2 == 0;
+            let a8: Vec<u8> = a.iter().map(|&x| x as u8).collect();
+            let b8: Vec<u8> = b.iter().map(|&x| x as u8).collect();
+            side8.rebuild(&b8, autojunk, None);
+            side32.rebuild(&b, autojunk, None);
+            let windows = random_windows(&mut rng, a.len(), b.len());
+            for w in windows {
+                let want = difflib_longest(&a, &b, autojunk, w);
+                m.set_a(&a8, &side8);
+                assert_eq!(
+                    m.find_longest_match(&side8, w.0, w.1, w.2, w.3),
+                    want,
+                    "bytes {a8:?} {b8:?} {w:?}"
+                );
+                m.set_a(&a, &side32);
+                assert_eq!(
+                    m.find_longest_match(&side32, w.0, w.1, w.2, w.3),
+                    want,
+                    "wide {a:?} {b:?} {w:?}"
+                );
+            }
+            // The whole recursion (its shortcuts too, such as the greedy one-element ranges).
+            let want = difflib_blocks_with_junk(&a, &b, autojunk, |_| false);
+            let total: usize = want.iter().map(|x| x.2).sum();
+            m.set_a(&a8, &side8);
+            assert_eq!(m.matching_blocks(&side8), want, "bytes {a8:?} {b8:?}");
+            assert_eq!(m.matches(&side8), total, "bytes {a8:?} {b8:?}");
+            m.set_a(&a, &side32);
+            assert_eq!(m.matching_blocks(&side32), want, "wide {a:?} {b:?}");
+            assert_eq!(m.matches(&side32), total, "wide {a:?} {b:?}");
+        }
+    }
+
+    #[test]
+    fn known_difflib_values() {
+        // Values printed by CPython 3.11's difflib.
+        assert_eq!(r("abcd", "bcde"), 0.75);
+        assert_eq!(r("", ""), 1.0);
+        assert_eq!(r("a", ""), 0.0);
+        assert_eq!(
+            r(
+                "private Thread currentThread;",
+                "private volatile Thread currentThread;"
+            ),
+            0.8656716417910447
+        );
+        assert_eq!(
+            matching_blocks(b"abxcd", b"abcd", true),
+            vec![(0, 0, 2), (3, 2, 2)]
+        );
+    }
+
+    #[test]
+    fn asymmetry_is_difflib_s() {
+        // difflib's ratio depends on argument order; both orders match CPython.
+        assert_eq!(r("tide", "diet"), 0.25);
+        assert_eq!(r("diet", "tide"), 0.5);
+    }
+
+    #[test]
+    fn longest_match_tie_breaks() {
+        let side = BSide::new(b"ab ab", false);
+        let mut m = Matcher::new();
+        m.set_a(b" abcd", &side);
+        assert_eq!(m.find_longest_match(&side, 0, 5, 0, 5), (0, 2, 3));
+        let side = BSide::new(b"abcd", false);
+        m.set_a(b"abxab", &side);
+        assert_eq!(m.find_longest_match(&side, 0, 5, 0, 4), (0, 0, 2));
+    }
+
+    #[test]
+    fn first_positions_of_indexed_ids_only() {
+        // Dense ids in first-occurrence order; 3 is popular in a b of 300 (more than 300 / 100 + 1
+        // times), 1 is junk: those two are not in b2j and have no first position.
+        let mut ids: Vec<u32> = vec![0, 1, 2, 0, 1];
+        ids.extend(std::iter::repeat_n(3, 10));
+        ids.extend(4..289);
+        ids.extend([2, 3, 0]);
+        let mut counts = vec![0u32; 289];
+        for &id in &ids {
+            counts[id as usize] += 1;
+        }
+        let side = BSide::of_dense_ids(ids.clone(), counts, true, Some(&mut |id| id == 1));
+        assert!(side.popular_elements() == [3] && side.junk_elements() == [1]);
+        for id in 0..289u32 {
+            let first = ids
+                .iter()
+                .position(|&x| x == id)
+                .filter(|_| id != 1 && id != 3);
+            assert_eq!(side.first_position(id), first, "id {id}");
+        }
+        assert_eq!(side.first_position(289), None);
+        let b2j: Vec<(u32, Vec<u32>)> = side.b2j();
+        assert_eq!(b2j.len(), 287);
+        for (id, positions) in b2j {
+            let expected: Vec<u32> = (0..ids.len() as u32)
+                .filter(|&j| ids[j as usize] == id)
+                .collect();
+            assert_eq!(positions, expected, "id {id}");
+        }
+    }
+
+    #[test]
+    fn popular_elements_are_dropped_from_the_index_only() {
+        let b: Vec<u8> = std::iter::repeat_n(b'a', 300).chain(*b"xyz").collect();
+        let side = BSide::new(&b, true);
+        assert_eq!(side.popular_elements(), vec![b'a']);
+        // Identical sequences still match completely: the extension walks over popular elements.
+        let mut m = Matcher::new();
+        m.set_a(&b, &side);
+        assert_eq!(m.matches(&side), b.len());
+        let side = BSide::new(&b, false);
+        assert!(side.popular_elements().is_empty());
+    }
+
+    #[test]
+    fn junk_extension() {
+        // isjunk = " ": CPython gives 0.9333333333333333 (2 * 7 / 15) for these.
+        let a = b"a b c d";
+        let b = b"a  b c d";
+        let mut side = BSide::default();
+        side.rebuild(b, true, Some(&mut |c| c == b' '));
+        let mut m = Matcher::new();
+        m.set_a(a, &side);
+        let got = ratio_of(m.matches(&side), a.len() + b.len());
+        assert_eq!(got, 2.0 * 7.0 / 15.0);
+        assert_eq!(side.junk_elements(), vec![b' ']);
+    }
+
+    #[test]
+    fn threshold_decision_agrees_with_ratio() {
+        let words = [
+            "uses pytest and ruff",
+            "uses pytest and ruff for python",
+            "prefers dark mode",
+            "abcabcabc",
+        ];
+        let mut m = Matcher::new();
+        for a in words {
+            for b in words {
+                let side = BSide::new(b.as_bytes(), true);
+                m.set_a(a.as_bytes(), &side);
+                let exact = ratio_of(m.matches(&side), a.len() + b.len());
+                for t in [0.0, 0.3, 0.5, exact, 0.85, 0.9, 1.0, f64::NAN, 1.5, -1.0] {
+                    m.set_a(a.as_bytes(), &side);
+                    assert_eq!(m.ratio_at_least(&side, t), exact >= t, "{a:?} {b:?} {t}");
+                }
+            }
+        }
+    }
+
+    /// A search cancelled part way stops (whatever the strategy: dense rows, anchors, the sparse
+    /// DP with junk, line ids) and leaves the matcher's buffers as a finished one does: the next
+    /// search on it gives difflib's answer.
+    #[test]
+    fn a_cancelled_search_stops_and_leaves_the_matcher_reusable() {
+        use crate::cancel::Cancel;
+        let mut rng = crate::test_rng::Rng(4242);
+        let long = |rng: &mut crate::test_rng::Rng, n: usize, k: usize| -> Vec<u8> {
+            (0..n).map(|_| b"abcd"[rng.below(k)]).collect()
+        };
+        let (a, b) = (long(&mut rng, 200_000, 4), long(&mut rng, 200_000, 4));
+        let ids_a: Vec<u32> = a.iter().map(|&c| c as u32 % 3).collect();
+        let ids_b: Vec<u32> = b.iter().map(|&c| c as u32 % 3).collect();
+        let small: Vec<(Vec<u8>, Vec<u8>)> = (0..50)
+            .map(|_| {
+                let (la, lb) = (rng.below(300), rng.below(300));
+                (long(&mut rng, la, 3), long(&mut rng, lb, 3))
+            })
+            .collect();
+        for autojunk in [false, true] {
+            let mut m = Matcher::new();
+            for round in 0..2 {
+                let cancel = Cancel::new();
+                let stopper = cancel.clone();
+                let timer = std::thread::spawn(move || {
+                    std::thread::sleep(std::time::Duration::from_millis(20 * round));
+                    stopper.cancel();
+                });
+                m.set_cancel(&cancel);
+                let side = BSide::new(&b, autojunk);
+                m.set_a(&a, &side);
+                m.matching_blocks(&side);
+                timer.join().unwrap();
+                assert!(m.stopped());
+                let side = BSide::new(&ids_b, autojunk);
+                m.set_a(&ids_a, &side);
+                assert!(!m.ratio_at_least(&side, 0.5) || m.stopped());
+                m.set_cancel(&Cancel::never());
+                for (x, y) in &small {
+                    let side = BSide::new(y, autojunk);
+                    m.set_a(x, &side);
+                    let want = ratio(x, y, autojunk);
+                    assert_eq!(ratio_of(m.matches(&side), x.len() + y.len()), want);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn wide_and_narrow_agree() {
+        let a = "prefers dark mode in every editor";
+        let b = "prefers a dark theme in editors";
+        let aw: Vec<u32> = a.chars().map(|c| c as u32).collect();
+        let bw: Vec<u32> = b.chars().map(|c| c as u32).collect();
+        assert_eq!(
+            ratio(&aw, &bw, true),
+            ratio(a.as_bytes(), b.as_bytes(), true)
+        );
+        assert_eq!(
+            quick_ratio(&aw, &bw).unwrap(),
+            quick_ratio(a.as_bytes(), b.as_bytes()).unwrap()
+        );
+    }
+}
