@@ -357,6 +357,26 @@ def prepare(pairs: Sequence[LabelledPair] | Prepared, *, prefix_len: int = DEDUP
 # ---------------------------------------------------------------------------------------------------
 # One setting, in detail
 # ---------------------------------------------------------------------------------------------------
+class _Rates:
+    """Precision, recall and F1 of a record with true positive, false positive and false negative counts."""
+
+    tp: int
+    fp: int
+    fn: int
+
+    @property
+    def precision(self) -> float:
+        return float(_ratio(self.tp, self.tp + self.fp))
+
+    @property
+    def recall(self) -> float:
+        return float(_ratio(self.tp, self.tp + self.fn))
+
+    @property
+    def f1(self) -> float:
+        return float(_f1(self.precision, self.recall))
+
+
 @dataclass(frozen=True)
 class ClassStats:
     """How one class fared: its pairs, how many are the same fact, how many collapsed."""
@@ -400,7 +420,7 @@ def _ratio(num: Any, den: Any) -> Any:
 
 
 @dataclass(frozen=True)
-class Evaluation:
+class Evaluation(_Rates):
     """The outcome of one setting over a pair set. Positive = collapsed; precision is NaN when nothing
     collapsed, recall NaN when no pair is the same fact."""
 
@@ -413,18 +433,6 @@ class Evaluation:
     classes: dict[str, ClassStats]
     false_merges: list[PairOutcome]
     misses: list[PairOutcome]
-
-    @property
-    def precision(self) -> float:
-        return float(_ratio(self.tp, self.tp + self.fp))
-
-    @property
-    def recall(self) -> float:
-        return float(_ratio(self.tp, self.tp + self.fn))
-
-    @property
-    def f1(self) -> float:
-        return float(_f1(self.precision, self.recall))
 
     def matrix(self) -> dict[str, tuple[int, int]]:
         """Class -> (collapsed, pairs)."""
@@ -722,7 +730,7 @@ def gate_notes(prefix_len: int = DEDUP_PREFIX_LEN) -> dict[str, str]:
 
 
 @dataclass(frozen=True)
-class GateCost:
+class GateCost(_Rates):
     """One gate at one setting (threshold, min_chars, guards): its confusion counts, and against no gate
     at the same setting ``lost`` (same-fact pairs the contract accepts but the gate never fetches: the
     recall lost to the gate) and ``stopped`` (different-fact pairs the contract accepts but the gate
@@ -752,18 +760,6 @@ class GateCost:
     def misses(self) -> int:
         """Missed restatements: those lost to the gate and those the contract (or a guard) refused."""
         return self.fn
-
-    @property
-    def precision(self) -> float:
-        return float(_ratio(self.tp, self.tp + self.fp))
-
-    @property
-    def recall(self) -> float:
-        return float(_ratio(self.tp, self.tp + self.fn))
-
-    @property
-    def f1(self) -> float:
-        return float(_f1(self.precision, self.recall))
 
     @property
     def recall_lost(self) -> float:
