@@ -272,3 +272,33 @@ def test_concurrent_queries_and_writes() -> None:
         t.join()
     assert not errors, errors
     assert len(index) == 4000
+
+
+def test_concurrent_writers_keep_ids_and_slots_together() -> None:
+    """Several threads inserting and removing at once: every id stays with its own label (the core
+    numbers slots in the order its writes complete, the wrapper records each under its own slot)."""
+    labels = _sample_labels(2400)
+    index = LabelIndex()
+    errors: list[BaseException] = []
+
+    def writer(k: int) -> None:
+        try:
+            for j in range(k, len(labels), 4):
+                index.insert(labels[j], ("id", j))
+                if j % 7 == 0:
+                    assert index.remove(("id", j))
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=writer, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    live = [j for j in range(len(labels)) if j % 7]
+    assert len(index) == len(live)
+    for j in live[::37]:
+        assert index.label(("id", j)) == labels[j]
+        assert ("id", j) in [m.id for m in index.query(labels[j])]
+    assert all(("id", j) not in index for j in range(0, len(labels), 7))

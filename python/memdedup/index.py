@@ -22,6 +22,7 @@ Reads are thread-safe: queries release the GIL and run concurrently; a write wai
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Any, NamedTuple
 
@@ -33,6 +34,9 @@ from memdedup.guards import Guards, as_guards, guards_allow
 from memdedup.missing import is_missing
 
 __all__ = ["IndexMatch", "LabelIndex"]
+
+#: A slot with no id here: retracted, used up by a failed write, or written by one still running.
+_VACANT: Any = object()
 
 
 class IndexMatch(NamedTuple):
@@ -64,8 +68,11 @@ class LabelIndex:
         self._core = _impl.LabelIndex(self.min_chars)
         self._slot_of: dict[Hashable, int] = {}
         # By slot (the core numbers insertions from 0); a removed slot keeps its place.
-        self._id_of: list[Hashable] = []
+        self._id_of: list[Any] = []
         self._label_of: list[Any] = []
+        # Writes are one at a time (the id checks and the slot lists change together); reads take no
+        # lock: a slot the core returns before its write is recorded here is skipped (`_VACANT`).
+        self._writing = threading.Lock()
         self._partitions: dict[Any, int] = {}
 
     # -- partitions and ids
@@ -91,14 +98,12 @@ class LabelIndex:
     def insert(self, label: Any, id: Hashable, *, scope: Hashable = None, layer: Hashable = None) -> None:
         """Store ``label`` under ``id`` (an id already stored is refused: :meth:`remove` it first)."""
         self._check_id(id)
-        if id in self._slot_of:
-            raise InvalidInputError(f"id {id!r} is already in the index")
-        partition = self._partition(scope, layer)
-        slot = self._core.insert(label, partition)
-        self._pad_to(slot)
-        self._slot_of[id] = slot
-        self._id_of.append(id)
-        self._label_of.append(label)
+        with self._writing:
+            if id in self._slot_of:
+                raise InvalidInputError(f"id {id!r} is already in the index")
+            partition = self._partition(scope, layer)
+            slot = self._core.insert(label, partition)
+            self._record(slot, [id], [label])
 
     def insert_many(
         self,
@@ -114,6 +119,17 @@ class LabelIndex:
         for name, column in (("ids", ids), ("scopes", scopes), ("layers", layers)):
             if column is not None and len(column) != n:
                 raise InvalidInputError(f"{name} has {len(column)} entries but there are {n} labels")
+        with self._writing:
+            self._insert_many(labels, ids, scopes, layers)
+
+    def _insert_many(
+        self,
+        labels: list[Any],
+        ids: list[Hashable],
+        scopes: Sequence[Hashable] | None,
+        layers: Sequence[Hashable] | None,
+    ) -> None:
+        n = len(labels)
         seen: set[Hashable] = set()
         for id in ids:
             self._check_id(id)
@@ -127,16 +143,19 @@ class LabelIndex:
             layer_column: list[Hashable] = list(layers) if layers is not None else [None] * n
             partitions = self._partitions_of(scope_column, layer_column)
         first = self._core.insert_many(labels, partitions)
-        self._pad_to(first)
-        self._slot_of.update(zip(ids, range(first, first + n), strict=True))
-        self._id_of.extend(ids)
-        self._label_of.extend(labels)
+        self._record(first, ids, labels)
 
-    def _pad_to(self, slot: int) -> None:
-        """Room for ``slot`` next: slots a failed core call used up stay empty."""
-        missing = slot - len(self._id_of)
-        self._id_of.extend([None] * missing)
-        self._label_of.extend([None] * missing)
+    def _record(self, first: int, ids: list[Hashable], labels: list[Any]) -> None:
+        """``ids[k]`` and ``labels[k]`` at slot ``first + k`` (slots a failed core call used up stay
+        vacant)."""
+        end = first + len(ids)
+        missing = end - len(self._id_of)
+        if missing > 0:
+            self._id_of.extend([_VACANT] * missing)
+            self._label_of.extend([_VACANT] * missing)
+        self._label_of[first:end] = labels
+        self._id_of[first:end] = ids
+        self._slot_of.update(zip(ids, range(first, end), strict=True))
 
     def _partitions_of(self, scopes: list[Hashable], layers: list[Hashable]) -> list[int]:
         """The partition numbers of many rows: each distinct (type, value) pair is keyed once."""
@@ -174,12 +193,13 @@ class LabelIndex:
     def remove(self, id: Hashable) -> bool:
         """Retract ``id``: it matches nothing from now on. False when it was not stored."""
         self._check_id(id)
-        slot = self._slot_of.pop(id, None)
-        if slot is None:
-            return False
-        self._core.remove(slot)
-        self._id_of[slot] = self._label_of[slot] = None  # the caller's objects are no longer held
-        return True
+        with self._writing:
+            slot = self._slot_of.pop(id, None)
+            if slot is None:
+                return False
+            self._core.remove(slot)
+            self._id_of[slot] = self._label_of[slot] = _VACANT  # the caller's objects are no longer held
+            return True
 
     # -- reads
 
@@ -212,9 +232,12 @@ class LabelIndex:
         )
         out = []
         for slot, reason, score in found:
+            found_id = self._id_of[slot] if slot < len(self._id_of) else _VACANT
+            if found_id is _VACANT:
+                continue  # stored by a write that has not returned yet (or failed)
             if guarded and not guards_allow(self._label_of[slot], label, parsed):
                 continue
-            out.append(IndexMatch(self._id_of[slot], reason, score))
+            out.append(IndexMatch(found_id, reason, score))
             if first:
                 break
         return out
