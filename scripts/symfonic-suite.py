@@ -28,6 +28,7 @@ import hashlib
 import json
 import os
 import shutil
+import site
 import subprocess
 import sys
 import tarfile
@@ -134,6 +135,13 @@ def make_env(work: Path) -> Path:
     proc = run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)])
     if proc.returncode != 0:
         raise SetupError(f"venv failed:\n{proc.stderr}")
+    # Run from inside a virtual environment, `--system-site-packages` reaches the base interpreter's
+    # packages, not this environment's (where memdedup is installed): a .pth file adds this
+    # interpreter's own site-packages after the new environment's.
+    site_dir = Path(
+        run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip()
+    )
+    (site_dir / "_memdedup_parent_site.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     proc = run(
         [str(python), "-m", "pip", "install", "-q", "--no-deps", "--disable-pip-version-check", *TEST_PINS]
     )
