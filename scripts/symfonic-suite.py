@@ -129,26 +129,30 @@ def make_env(work: Path) -> Path:
     python = venv / "bin" / "python"
     stamp = venv / "pins.json"
     if python.exists() and stamp.exists() and json.loads(stamp.read_text()) == TEST_PINS:
+        see_parent_site(python)
         return python
     shutil.rmtree(venv, ignore_errors=True)
     say("creating the test environment")
     proc = run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)])
     if proc.returncode != 0:
         raise SetupError(f"venv failed:\n{proc.stderr}")
-    # Run from inside a virtual environment, `--system-site-packages` reaches the base interpreter's
-    # packages, not this environment's (where memdedup is installed): a .pth file adds this
-    # interpreter's own site-packages after the new environment's.
-    site_dir = Path(
-        run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"]).stdout.strip()
-    )
-    (site_dir / "_memdedup_parent_site.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     proc = run(
         [str(python), "-m", "pip", "install", "-q", "--no-deps", "--disable-pip-version-check", *TEST_PINS]
     )
     if proc.returncode != 0:
         raise SetupError(f"pip install {' '.join(TEST_PINS)} failed:\n{proc.stdout}{proc.stderr}")
     stamp.write_text(json.dumps(TEST_PINS))
+    see_parent_site(python)
     return python
+
+
+def see_parent_site(python: Path) -> None:
+    """Run from inside a virtual environment, ``--system-site-packages`` reaches the base interpreter's
+    packages, not this environment's (where memdedup is installed): a .pth file adds this interpreter's
+    own site-packages after the test environment's."""
+    proc = run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"])
+    site_dir = Path(proc.stdout.strip())
+    (site_dir / "_memdedup_parent_site.pth").write_text("\n".join(site.getsitepackages()) + "\n")
 
 
 def check_env(python: Path, src: Path) -> None:
