@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import memdedup
 from _corpus import default_corpus, prefix_pairs, read_labels
+from _proc import peak_rss_mib
 from memdedup import _reference, batch
 
 
@@ -170,18 +171,6 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _peak_rss_mib() -> float:
-    """This process's peak RSS (Linux's ``VmHWM``), in MiB."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
 def _cpu_seconds() -> float:
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
@@ -212,7 +201,7 @@ def clusters_child(corpus: str, size: int, mode: str) -> None:
     cpu = _cpu_seconds()
     result, seconds = timed(batch.clusters, labels, mode=mode)
     cpu = _cpu_seconds() - cpu
-    peak = _peak_rss_mib()  # before the join on groups below is taken again for its size
+    peak = peak_rss_mib()  # before the join on groups below is taken again for its size
     joined = batch.join(labels, expand=False)
     row = {
         "wall": seconds,

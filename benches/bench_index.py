@@ -50,6 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import memdedup
 from _corpus import default_corpus, read_labels
+from _proc import status_kib
 from memdedup._backend import impl as core
 from memdedup.index import LabelIndex
 
@@ -71,21 +72,9 @@ TERMINAL = ".!?;:,"
 # -- measuring
 
 
-def _status_kib(field_name: str) -> int | None:
-    """A ``/proc/self/status`` field (``VmRSS``, ``VmHWM``) in KiB; None off Linux."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith(field_name + ":"):
-                    return int(line.split()[1])
-    except OSError:
-        return None
-    return None
-
-
 def rss_bytes() -> tuple[int, str]:
     """The current resident set (VmRSS), or the peak from getrusage where /proc is missing."""
-    kib = _status_kib("VmRSS")
+    kib = status_kib("VmRSS")
     if kib is not None:
         return kib * 1024, "VmRSS"
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, "ru_maxrss (peak)"
@@ -407,12 +396,12 @@ def main(argv: list[str] | None = None) -> int:
     # 1. Build.
     gc.collect()
     rss0, rss_name = rss_bytes()
-    hwm0 = _status_kib("VmHWM")
+    hwm0 = status_kib("VmHWM")
     t0 = time.perf_counter_ns()
     built = LabelIndex.build(labels)
     build_ns = time.perf_counter_ns() - t0
     rss1, _ = rss_bytes()
-    hwm1 = _status_kib("VmHWM")
+    hwm1 = status_kib("VmHWM")
     build_memory = built.memory_bytes()
     build_rss = rss1 - rss0
     del built
