@@ -360,12 +360,6 @@ impl LabelIndex {
     ) -> Result<()> {
         let lb = incoming.len();
         let t = p.threshold;
-        let runs: Vec<(usize, &Run)> = part
-            .runs
-            .iter()
-            .filter(|(&la, _)| Self::in_window(la, lb, t))
-            .map(|(&la, run)| (la, run))
-            .collect();
         let hx = (coarse_histogram(incoming), histogram(incoming));
         // The LCS bound's pattern table grows with the label (256 words a 64 elements): above
         // `LCS_MAX` elements the bound is skipped (it only ever drops candidates).
@@ -378,7 +372,11 @@ impl LabelIndex {
             std::mem::take(&mut s.folded_st),
         );
         let mut result = Ok(());
-        for &(la, run) in &runs {
+        for (&la, run) in part
+            .runs
+            .iter()
+            .filter(|(&la, _)| Self::in_window(la, lb, t))
+        {
             result = self.scan_run(la, run, lb, t, &hx, &mut s.lcs, &mut bufs, &mut out, cancel);
             if result.is_err() {
                 break;
