@@ -1,8 +1,5 @@
-//! SIMD kernels behind safe wrappers: each public function checks what its kernel needs (CPU
-//! features, lengths) and falls back to plain code that gives the same answer.
-//!
-//! (The join's and the matcher's kernels still live beside their callers; they move here as the
-//! core is laid out by concept.)
+//! Packed 16-bucket histograms (4 bits a count, 8 bytes a label) and the filter the label index
+//! scans them with: `Σ_b min(q[b], h[b]) >= need`, four histograms an AVX2 step.
 
 /// Buckets of a packed histogram: 16 counts of 4 bits in 8 bytes (byte `i`: bucket `i` in the low
 /// nibble, bucket `i + 8` in the high one). A count of 15 means "15 or more".
@@ -117,19 +114,6 @@ unsafe fn nibble_filter_avx2<const MAP_15: bool>(
             hits.push(k as u32);
         }
     }
-}
-
-/// Asks for the cache line holding `x` to be brought into cache (a hint: no effect on results).
-#[inline]
-pub fn prefetch<T>(x: &T) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: a prefetch never faults, whatever the address; this one is a valid reference.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>((x as *const T).cast()) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
 }
 
 #[cfg(test)]
