@@ -273,7 +273,7 @@ CREDENTIAL_KEYS = {
     "aws_secret_access_key": "SECRET", "privateKey": "SECRET", "ssh_key": "SECRET",
     "signing-key": "SECRET", "credentials": "SECRET", "session_cookie": "TOKEN", "basic_auth": "SECRET",
     "jwt": "TOKEN", "PGPASSWORD": "PASSWORD", "seed_phrase": "PASSWORD", "otp_code": "PIN",
-    "password_hash": "PASSWORD", "access_key_id": "SECRET", "mnemonic": "SECRET", "cvv": "PIN",
+    "password_hash": "PASSWORD", "access_key_id": "SECRET", "mnemonic": "PASSWORD", "cvv": "PIN",
     "secret_key_base": "SECRET", "api key": "API_KEY", "seed phrase": "PASSWORD",
 }  # fmt: skip
 

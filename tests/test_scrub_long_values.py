@@ -23,6 +23,8 @@ from strategies import n_examples
 ALNUM = string.ascii_letters + string.digits
 # Bytes a password may hold that end no value (no blank, quote, bracket, , or ;, & or #).
 SYMBOLS = ALNUM + "!@$%^*+/=~-_"
+# Bytes a URL's password may hold (an @ too: the password runs to the last @ before the host).
+URL_SYMBOLS = ALNUM + "!@$%^*+=~-_:"
 LENGTHS = (1025, 1500, 3000, 70_000)
 WINDOW = 12
 
@@ -60,6 +62,11 @@ SHAPES: dict[str, tuple[str, str]] = {
     "azure_sas": ("Endpoint=sb://x.example.net/;SharedAccessSignature={s}", ALNUM),
     "jwt_tail": ("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.{s}", ALNUM),
     "labelled_token": ("here is the token: {s}", ALNUM),
+    "url_password": ("db is postgres://deploy:{s}@db.internal:5432/app", ALNUM),
+    "url_password_symbols": ("mirror https://bot:{s}@git.example.com/repo.git", URL_SYMBOLS),
+    "url_password_no_user": ("redis://:{s}@cache:6379", ALNUM),
+    "mnemonic_24_words": ("mnemonic: {s}. Keep it safe.", ""),
+    "wallet_mnemonic_24_words": ("wallet mnemonic: {s}", ""),
 }
 
 
