@@ -346,3 +346,27 @@ def test_split_join_equals_the_join_on_drawn_labels(client, labels, blocks, thre
     result = mdd.dedup(frame, mode="join", threshold=threshold, max_rows_per_task=rows).compute()
     c = batch.clusters(labels, threshold=threshold)
     _check(result, np.arange(len(labels)), c.canonical, c.reason, c.score)
+
+
+_NOT_TEXT = [[1, 2, None, 4], [1.5, 2.0, float("nan"), 4.25], [True, False, None, True]]
+
+
+@pytest.mark.parametrize("values", _NOT_TEXT)
+def test_a_parquet_directory_with_a_non_string_label_column_is_refused(
+    client, tmp_path: Path, values
+) -> None:
+    """Dask's reader takes the column as it is; the in-process reader refuses a label column that is not
+    text. Both refuse it, with the same words: before, the directory's integers became labels "1", "2"
+    by str() and were deduplicated at exit 0."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table({"label": pa.array(values), "scope": ["a", "a", "b", "b"]})
+    (tmp_path / "store").mkdir()
+    pq.write_table(table, tmp_path / "store" / "part.0.parquet")
+    pq.write_table(table, tmp_path / "one.parquet")
+    with pytest.raises(InvalidInputError, match="not string: a label is text") as local:
+        mdd.read_input(tmp_path / "one.parquet", layer=None)
+    with pytest.raises(InvalidInputError, match="not string: a label is text") as remote:
+        mdd.read_input(tmp_path / "store", layer=None)
+    assert str(local.value).split(": ", 1)[1] == str(remote.value).split(": ", 1)[1]

@@ -193,7 +193,11 @@ def _read_remote(
     """A directory, URL or glob, with Dask's readers (gzip cannot be split: one partition a file)."""
     size = None if url.lower().endswith(".gz") else blocksize
     if kind == "parquet":
-        return dd.read_parquet(url, dtype_backend="pyarrow")
+        frame = dd.read_parquet(url, dtype_backend="pyarrow")
+        if label in frame.columns:
+            # The schema, not the data: the in-process reader's refusal, before any task runs.
+            tables.check_label_type(url, label, _arrow_type(frame[label].dtype))
+        return frame
     if kind == "csv":
         return dd.read_csv(
             url, dtype=object, keep_default_na=False, na_filter=False, blocksize=size, encoding="utf-8"
@@ -210,6 +214,23 @@ def _read_remote(
         lambda lines: [(line[:-1] if line.endswith("\n") else line,) for line in lines]
     )
     return bag.to_dataframe(meta=pd.DataFrame({label: pd.Series(dtype=object)}))
+
+
+def _arrow_type(dtype: Any) -> Any:
+    """The Arrow type of the pandas dtype Dask's Parquet reader gave a column: text for pandas' string
+    and object dtypes (Parquet's byte arrays), the categories' type for a categorical, else numpy's."""
+    import pyarrow as pa
+
+    if isinstance(dtype, pd.ArrowDtype):
+        return dtype.pyarrow_dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        return pa.dictionary(pa.int32(), _arrow_type(dtype.categories.dtype))
+    if pd.api.types.is_string_dtype(dtype):
+        return pa.string()
+    try:
+        return pa.from_numpy_dtype(np.dtype(dtype))
+    except (TypeError, pa.ArrowException):
+        return str(dtype)  # not text: named as pandas names it
 
 
 def _key_column(part: pd.DataFrame, keys: tuple[str, ...]) -> pd.Series:

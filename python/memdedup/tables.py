@@ -373,6 +373,26 @@ def _pyarrow(what: str) -> Any:
     return pyarrow
 
 
+def check_label_type(name: str, label: str, label_type: Any) -> None:
+    """Refuse a label column whose Arrow type is not text (a dictionary of text, or all nulls, is).
+
+    The one rule for both engines' Parquet readers: a number or a bool turned into its ``str()`` would
+    be deduplicated as a label nobody wrote, at exit 0."""
+    pa = _pyarrow(f"reading {name} (Parquet)")
+    if isinstance(label_type, pa.DataType) and pa.types.is_dictionary(label_type):
+        label_type = label_type.value_type
+    if not isinstance(label_type, pa.DataType) or not (
+        pa.types.is_string(label_type)
+        or pa.types.is_large_string(label_type)
+        or pa.types.is_null(label_type)
+        or (hasattr(pa.types, "is_string_view") and pa.types.is_string_view(label_type))
+    ):
+        raise InvalidInputError(
+            f"{name}: the {label!r} column holds {label_type}, not string: a label is text (cast the column "
+            "to string first)"
+        )
+
+
 def _read_parquet(
     data: bytes, name: str, label: str, others: Sequence[str]
 ) -> tuple[list[str], dict[str, list[Any] | None], str]:
@@ -384,19 +404,7 @@ def _read_parquet(
         raise InvalidInputError(f"{name}: not a readable Parquet file ({exc})") from exc
     if label not in names:
         raise InvalidInputError(f"{name}: no {label!r} column (it has {names})")
-    label_type = parquet.schema_arrow.field(label).type
-    if pa.types.is_dictionary(label_type):
-        label_type = label_type.value_type
-    if not (
-        pa.types.is_string(label_type)
-        or pa.types.is_large_string(label_type)
-        or pa.types.is_null(label_type)
-        or (hasattr(pa.types, "is_string_view") and pa.types.is_string_view(label_type))
-    ):
-        raise InvalidInputError(
-            f"{name}: the {label!r} column holds {label_type}, not string: a label is text (cast the column "
-            "to string first)"
-        )
+    check_label_type(name, label, parquet.schema_arrow.field(label).type)
     present = [c for c in others if c in names]
     # One thread: a read on Arrow's pool sometimes left a worker alive at exit, and the process then
     # aborted ("terminate called without an active exception", apache/arrow#34314) after its work.
