@@ -48,11 +48,12 @@ def run(fn, pairs, rounds):
         for a, b in pairs:
             fn(a, b)
 run(fn, pairs, int(sys.argv[1]))
+print(len(pairs))  # what the parent divides by: the sample can hold fewer pairs than --pairs asked
 """
 
 
-def instructions(script: str, rounds: int) -> int:
-    """Total instructions callgrind counts for ``script`` run with ``rounds``."""
+def instructions(script: str, rounds: int) -> tuple[int, int]:
+    """Total instructions callgrind counts for ``script`` run with ``rounds``, and the pairs it ran."""
     command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
     out = subprocess.run(
         [*command, sys.executable, script, str(rounds)],
@@ -64,7 +65,7 @@ def instructions(script: str, rounds: int) -> int:
     found = re.search(r"Collected\s*:\s*([\d,]+)|I\s+refs:\s+([\d,]+)", out.stderr)
     if found is None:
         raise RuntimeError(f"no instruction count in callgrind's output:\n{out.stderr[-2000:]}")
-    return int((found.group(1) or found.group(2)).replace(",", ""))
+    return int((found.group(1) or found.group(2)).replace(",", "")), int(out.stdout.split()[-1])
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -93,12 +94,12 @@ def main(argv: list[str] | None = None) -> int:
                 )
             )
             try:
-                once, twice = instructions(str(script), 1), instructions(str(script), 2)
+                (once, pairs), (twice, _) = instructions(str(script), 1), instructions(str(script), 2)
             except subprocess.CalledProcessError as err:
                 print(f"  (skipped {name}: {err.stderr.strip().splitlines()[-1] if err.stderr else err})")
                 continue
-            per_call[name] = (twice - once) / args.pairs
-            print(f"  {name:28s} {per_call[name]:12,.0f} instructions/call", flush=True)
+            per_call[name] = (twice - once) / pairs
+            print(f"  {name:28s} {per_call[name]:12,.0f} instructions/call ({pairs:,} pairs)", flush=True)
     print()
     for ours, peers in (
         ("memdedup.ratio", ("difflib ratio", "cydifflib ratio", "difflib-fast ratio")),
