@@ -55,9 +55,13 @@
 //!
 //! # Performance notes
 //!
-//! Measured with `join_real_corpus_timing` (release, 2 cores of an AMD EPYC VM shared with other
-//! jobs, load average 1-1.5 during these runs: wall times vary with that load, CPU times less),
-//! default contract (0.85, 16). RSS is the whole test process (labels, output pairs, brute check).
+//! Measured with `MEMDEDUP_JOIN_CORPUS=<one label per line> cargo test --release --lib
+//! join_real_corpus_timing -- --ignored --nocapture` (`MEMDEDUP_JOIN_LIMIT` takes the first lines,
+//! `MEMDEDUP_JOIN_THRESHOLD` another threshold, `MEMDEDUP_JOIN_ALL_LINES` keeps non-ASCII lines,
+//! `MEMDEDUP_JOIN_SKIP_BRUTE` skips the check against brute force on the first 5,000; it prints [`JoinStats`] and CPU and wall times), release, 2 cores of an AMD EPYC VM shared with
+//! other jobs (load average 1-1.5 during these runs: wall times vary with that load, CPU times
+//! less), default contract (0.85, 16). RSS is the whole test process (labels, output pairs, brute
+//! check).
 //!
 //! | input | labels (distinct) | pairs | window pairs | histograms pass | LCS passes | join_groups + expansion | CPU | peak RSS |
 //! | --- | --- | --- | --- | --- | --- | --- | --- | --- |
@@ -75,13 +79,10 @@
 //! families of templated summaries ("alibaba cloud X (date) sdk library for python"): 1.08M of
 //! the 1.09M pairs that pass the LCS bound match.
 //!
-//! What did not work (see docs/perf.md, "The join's q-gram prefix filter (removed)"): a q-gram
-//! prefix filter as the candidate generator. Also measured and dropped: a
-//! 128-bucket bigram histogram between the character histograms and the LCS (passed 80% of what
-//! it saw), and collecting the coarse survivors before the fine check (slower). The scan is
-//! quadratic in the window (about 31% of all pairs at 0.85) with a sub-nanosecond constant; at low
-//! thresholds, where the bounds say little and many pairs truly match, it degrades (46,000 labels:
-//! 10.8 s at 0.7, 105 s at 0.5).
+//! The scan is quadratic in the window (about 31% of all pairs at 0.85) with a sub-nanosecond
+//! constant; at low thresholds, where the bounds say little and many pairs truly match, it
+//! degrades (46,000 labels: 10.8 s at 0.7, 105 s at 0.5). What was tried instead and dropped (a
+//! q-gram prefix filter, a bigram histogram, ...) is in docs/perf.md.
 
 mod contain;
 mod decide;
