@@ -4,6 +4,7 @@
 
 use rayon::prelude::*;
 
+use crate::alloc;
 use crate::cancel::Cancel;
 use crate::contract::MatchParams;
 use crate::error::Result;
@@ -49,20 +50,20 @@ fn rolling_grams<T: Sym>(s: &[T], q: usize, out: &mut Vec<u64>) {
 }
 
 impl ContainIndex {
-    fn new(groups: &Groups, order: &Order, mc: usize) -> ContainIndex {
+    fn new(groups: &Groups, order: &Order, mc: usize) -> Result<ContainIndex> {
         let n = order.group_at.len();
         // 2^pos_bits > n, so a position never fills its field and u64::MAX is no key.
         let pos_bits = u64::BITS - (n as u64).leading_zeros();
         let first = order.len_at.partition_point(|&l| (l as usize) < mc);
-        let mut off = Vec::with_capacity(n - first + 1);
+        let mut off = alloc::with_capacity(n - first + 1)?;
         off.push(0usize);
         for p in first..n {
             let grams = (order.len_at[p] as usize + 1).saturating_sub(mc);
             off.push(off[p - first] + grams);
         }
-        let mut keys = vec![u64::MAX; off[n - first]];
+        let mut keys = alloc::filled(u64::MAX, off[n - first])?;
         {
-            let mut slices: Vec<&mut [u64]> = Vec::with_capacity(n - first);
+            let mut slices: Vec<&mut [u64]> = alloc::with_capacity(n - first)?;
             let mut rest: &mut [u64] = &mut keys;
             for k in 0..n - first {
                 let (head, tail) = rest.split_at_mut(off[k + 1] - off[k]);
@@ -100,7 +101,7 @@ impl ContainIndex {
         keys.truncate(real);
         let hash_of = |k: u64| if pos_bits >= 64 { 0 } else { k >> pos_bits };
         let pos_of = |k: u64| (k & ((1u64 << pos_bits.min(63)) - 1)) as usize;
-        let mut rarest = vec![(usize::MAX, 0usize); n];
+        let mut rarest = alloc::filled((usize::MAX, 0usize), n)?;
         let mut k = 0;
         while k < keys.len() {
             let h = hash_of(keys[k]);
@@ -114,21 +115,20 @@ impl ContainIndex {
             }
             k += run;
         }
-        let rarest = rarest
-            .into_iter()
-            .map(|(len, at)| {
-                if len == usize::MAX {
-                    (0, 0)
-                } else {
-                    (at, at + len)
-                }
-            })
-            .collect();
-        ContainIndex {
+        // (run length, run start) becomes the run's range.
+        for r in &mut rarest {
+            let (len, at) = *r;
+            *r = if len == usize::MAX {
+                (0, 0)
+            } else {
+                (at, at + len)
+            };
+        }
+        Ok(ContainIndex {
             keys,
             pos_bits,
             rarest,
-        }
+        })
     }
 
     /// The position of a key.
@@ -157,7 +157,7 @@ pub(super) fn containment_pairs(
     let n = order.group_at.len();
     let text = |pos: usize| groups.reps[order.group_at[pos] as usize].as_ref();
     let mc = p.min_chars.max(1);
-    let ci = ContainIndex::new(groups, order, mc);
+    let ci = ContainIndex::new(groups, order, mc)?;
     cancel.check()?;
     let first = order.len_at.partition_point(|&l| (l as usize) < mc);
     Ok((first..n)

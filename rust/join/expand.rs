@@ -9,20 +9,24 @@ use crate::error::{Error, Result};
 
 use super::Joined;
 
+/// Labels whose rows are counted or written between polls of the caller's [`Cancel`].
 const EXPAND_CHUNK: usize = 1024;
+
+/// The members of each group, ascending (CSR: group `g`'s are `members[start[g]..start[g + 1]]`).
+type Members = (Vec<usize>, Vec<u32>);
 
 impl Joined {
     /// The matching ordered group pairs, every one listed (for a threshold `<= 0` too: then every
     /// realised pair of non-empty groups, which can be quadratic in the number of groups).
     pub(super) fn explicit_group_pairs(&self, cancel: &Cancel) -> Result<Vec<(u32, u32)>> {
         if !self.every_pair {
-            return Ok(self.group_pairs.clone());
+            return alloc::copy_of(&self.group_pairs);
         }
         let ngroups = self.empty.len();
         let (mut first, mut last, mut size) = (
-            vec![u32::MAX; ngroups],
-            vec![0u32; ngroups],
-            vec![0u32; ngroups],
+            alloc::filled(u32::MAX, ngroups)?,
+            alloc::filled(0u32, ngroups)?,
+            alloc::filled(0u32, ngroups)?,
         );
         for (i, &g) in self.group_of_label.iter().enumerate() {
             let g = g as usize;
@@ -50,8 +54,8 @@ impl Joined {
         Ok(out)
     }
 
-    /// The members of each group, ascending (CSR: group `g`'s are `members[start[g]..start[g + 1]]`).
-    fn members(&self) -> Result<(Vec<usize>, Vec<u32>)> {
+    /// The members of each group ([`Members`]).
+    fn members(&self) -> Result<Members> {
         let ngroups = self.empty.len();
         let mut start = alloc::filled(0usize, ngroups + 1)?;
         for &g in &self.group_of_label {
@@ -60,7 +64,7 @@ impl Joined {
         for g in 0..ngroups {
             start[g + 1] += start[g];
         }
-        let mut fill = start.clone();
+        let mut fill = alloc::copy_of(&start)?;
         let mut members = alloc::filled(0u32, self.group_of_label.len())?;
         for (i, &g) in self.group_of_label.iter().enumerate() {
             members[fill[g as usize]] = i as u32;
@@ -70,7 +74,7 @@ impl Joined {
     }
 
     /// For each label, where its row starts in the expanded pairs (and the total, last).
-    fn row_starts(&self, members: &(Vec<usize>, Vec<u32>), cancel: &Cancel) -> Result<Vec<usize>> {
+    fn row_starts(&self, members: &Members, cancel: &Cancel) -> Result<Vec<usize>> {
         let n = self.group_of_label.len();
         let mut lens: Vec<usize> = alloc::filled(0, n)?;
         lens.par_chunks_mut(EXPAND_CHUNK)
@@ -78,7 +82,10 @@ impl Joined {
             .try_for_each(|(c, chunk)| {
                 cancel.check()?;
                 for (k, len) in chunk.iter_mut().enumerate() {
-                    *len = self.row(c * EXPAND_CHUNK + k, members).len();
+                    *len = self
+                        .runs(c * EXPAND_CHUNK + k, members)
+                        .map(<[u32]>::len)
+                        .sum();
                 }
                 Ok::<(), Error>(())
             })?;
@@ -92,29 +99,24 @@ impl Joined {
         Ok(starts)
     }
 
-    /// The row of label `i`: the later labels it matches as the stored label, as sorted runs.
-    fn row<'m>(&'m self, i: usize, (start, members): &'m (Vec<usize>, Vec<u32>)) -> Row<'m> {
+    /// The row of label `i` when the group pairs are listed (not `every_pair`): the later labels
+    /// it matches as the stored label, as sorted runs, one per matching group (sorted together when
+    /// there are several). Nothing is allocated: rows are counted, then written, label by label.
+    fn runs<'m>(
+        &'m self,
+        i: usize,
+        (start, members): &'m Members,
+    ) -> impl Iterator<Item = &'m [u32]> + 'm {
         let g = self.group_of_label[i];
-        let of = |h: u32| &members[start[h as usize]..start[h as usize + 1]];
-        let after = |h: u32| {
-            let m = of(h);
-            &m[m.partition_point(|&j| j as usize <= i)..]
-        };
-        if self.every_pair {
-            return Row::Every {
-                from: i + 1,
-                nonempty: !self.empty[g as usize],
-            };
-        }
         let from = self.group_pairs.partition_point(|&(a, _)| a < g);
         let to = self.group_pairs.partition_point(|&(a, _)| a <= g);
-        Row::Runs(
-            self.group_pairs[from..to]
-                .iter()
-                .map(|&(_, h)| after(h))
-                .filter(|run| !run.is_empty())
-                .collect(),
-        )
+        self.group_pairs[from..to]
+            .iter()
+            .map(move |&(_, h)| {
+                let m = &members[start[h as usize]..start[h as usize + 1]];
+                &m[m.partition_point(|&j| j as usize <= i)..]
+            })
+            .filter(|run| !run.is_empty())
     }
 
     /// How many label pairs the join holds.
@@ -135,6 +137,23 @@ impl Joined {
     /// Write every label pair `[i, j]`, `i < j`, sorted, into `out` ([`Joined::pair_count`]
     /// long).
     pub fn expand_into(&self, out: &mut [[u32; 2]], cancel: &Cancel) -> Result<()> {
+        self.write(out, |i, j| [i, j], cancel)
+    }
+
+    /// Every label pair `(i, j)`, `i < j`, sorted, in a vector allocated for them.
+    pub(super) fn pairs(&self, cancel: &Cancel) -> Result<Vec<(u32, u32)>> {
+        let mut out = alloc::filled((0, 0), self.pair_count(cancel)?)?;
+        self.write(&mut out, |i, j| (i, j), cancel)?;
+        Ok(out)
+    }
+
+    /// [`Joined::expand_into`] for any representation `pair(i, j)` of a pair that sorts as `(i, j)`.
+    fn write<T: Copy + Ord + Send>(
+        &self,
+        out: &mut [T],
+        pair: impl Fn(u32, u32) -> T + Sync,
+        cancel: &Cancel,
+    ) -> Result<()> {
         let n = self.group_of_label.len();
         let members = self.members()?;
         let starts = if self.every_pair {
@@ -165,7 +184,7 @@ impl Joined {
             )));
         }
         // One slice of `out` per chunk of labels, filled in parallel.
-        let mut slices = Vec::with_capacity(n.div_ceil(EXPAND_CHUNK));
+        let mut slices = alloc::with_capacity(n.div_ceil(EXPAND_CHUNK))?;
         let mut rest = out;
         for c in 0..n.div_ceil(EXPAND_CHUNK) {
             let (a, b) = (
@@ -180,49 +199,32 @@ impl Joined {
             cancel.check()?;
             let mut at = 0;
             for i in first..(first + EXPAND_CHUNK).min(n) {
-                let row_start = at;
-                match self.row(i, &members) {
-                    Row::Every { from, nonempty } => {
-                        if nonempty {
-                            for j in from..n {
-                                if !self.empty[self.group_of_label[j] as usize] {
-                                    slice[at] = [i as u32, j as u32];
-                                    at += 1;
-                                }
-                            }
-                        }
-                    }
-                    Row::Runs(runs) => {
-                        for run in &runs {
-                            for &j in *run {
-                                slice[at] = [i as u32, j];
+                if self.every_pair {
+                    // Every later non-empty label, when this one is non-empty.
+                    if !self.empty[self.group_of_label[i] as usize] {
+                        for j in i + 1..n {
+                            if !self.empty[self.group_of_label[j] as usize] {
+                                slice[at] = pair(i as u32, j as u32);
                                 at += 1;
                             }
                         }
-                        if runs.len() > 1 {
-                            slice[row_start..at].sort_unstable();
-                        }
                     }
+                    continue;
+                }
+                let row_start = at;
+                let mut nruns = 0;
+                for run in self.runs(i, &members) {
+                    for &j in run {
+                        slice[at] = pair(i as u32, j);
+                        at += 1;
+                    }
+                    nruns += 1;
+                }
+                if nruns > 1 {
+                    slice[row_start..at].sort_unstable();
                 }
             }
             Ok(())
         })
-    }
-}
-
-/// The later labels one label matches as the stored label.
-enum Row<'m> {
-    /// Every non-empty label from `from` on, when the label itself is `nonempty`.
-    Every { from: usize, nonempty: bool },
-    /// Sorted runs of labels, one per matching group (sorted together when there are several).
-    Runs(Vec<&'m [u32]>),
-}
-
-impl Row<'_> {
-    fn len(&self) -> usize {
-        match self {
-            Row::Every { .. } => 0, // counted apart (see `expand_into`)
-            Row::Runs(runs) => runs.iter().map(|r| r.len()).sum(),
-        }
     }
 }

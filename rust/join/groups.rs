@@ -15,13 +15,15 @@ use crate::text::Text;
 
 /// A `Wide` text whose code points all fit a byte, as the equal `Narrow` text (the contract works on
 /// code points, so the two are the same label).
-fn canonical(t: &Text) -> Cow<'_, Text> {
-    match t {
+fn canonical(t: &Text) -> Result<Cow<'_, Text>> {
+    Ok(match t {
         Text::Wide(v) if v.iter().all(|&c| c < 256) => {
-            Cow::Owned(Text::Narrow(v.iter().map(|&c| c as u8).collect()))
+            let mut bytes = alloc::with_capacity(v.len())?;
+            bytes.extend(v.iter().map(|&c| c as u8));
+            Cow::Owned(Text::Narrow(bytes))
         }
         _ => Cow::Borrowed(t),
-    }
+    })
 }
 
 /// Identical labels, grouped in order of first occurrence.
@@ -38,9 +40,9 @@ pub(super) struct Groups<'a> {
 
 impl<'a> Groups<'a> {
     pub(super) fn new(labels: &'a [Text], cancel: &Cancel) -> Result<Groups<'a>> {
-        let canon: Vec<Cow<'a, Text>> = labels.par_iter().map(canonical).collect();
+        let canon: Vec<Cow<'a, Text>> =
+            alloc::par_collect(labels.par_iter(), || (), |_, t| canonical(t))?;
         let mut of_label = alloc::with_capacity(labels.len())?;
-        let mut reps: Vec<Cow<'a, Text>> = Vec::new();
         let (mut first, mut last, mut size) = (Vec::new(), Vec::new(), Vec::new());
         {
             let mut index: HashMap<&Text, u32> = HashMap::new();
@@ -52,9 +54,9 @@ impl<'a> Groups<'a> {
                 let next = index.len() as u32;
                 let g = *index.entry(c.as_ref()).or_insert(next);
                 if g == next {
-                    first.push(i as u32);
-                    last.push(i as u32);
-                    size.push(0);
+                    alloc::push(&mut first, i as u32)?;
+                    alloc::push(&mut last, i as u32)?;
+                    alloc::push(&mut size, 0)?;
                 }
                 last[g as usize] = i as u32;
                 size[g as usize] += 1;
@@ -62,10 +64,11 @@ impl<'a> Groups<'a> {
             }
         }
         // Move the first occurrence of each group out of `canon` (no copies of the texts).
-        let mut is_first = vec![false; canon.len()];
+        let mut is_first = alloc::filled(false, canon.len())?;
         for &f in &first {
             is_first[f as usize] = true;
         }
+        let mut reps = alloc::with_capacity(first.len())?;
         for (i, c) in canon.into_iter().enumerate() {
             if is_first[i] {
                 reps.push(c);
@@ -88,14 +91,16 @@ impl<'a> Groups<'a> {
 }
 
 /// `(g, g)` for every group of two or more identical non-empty labels that match each other.
-pub(super) fn self_pairs(groups: &Groups, p: &MatchParams) -> Vec<(u32, u32)> {
-    (0..groups.reps.len())
-        .filter(|&g| {
-            let len = groups.reps[g].len();
-            groups.size[g] >= 2
-                && len > 0
-                && (ratio_of(len, 2 * len) >= p.threshold || len >= p.min_chars)
-        })
-        .map(|g| (g as u32, g as u32))
-        .collect()
+pub(super) fn self_pairs(groups: &Groups, p: &MatchParams) -> Result<Vec<(u32, u32)>> {
+    let mut out = Vec::new();
+    for (g, rep) in groups.reps.iter().enumerate() {
+        let len = rep.len();
+        if groups.size[g] >= 2
+            && len > 0
+            && (ratio_of(len, 2 * len) >= p.threshold || len >= p.min_chars)
+        {
+            alloc::push(&mut out, (g as u32, g as u32))?;
+        }
+    }
+    Ok(out)
 }

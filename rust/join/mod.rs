@@ -175,10 +175,7 @@ impl JoinStats {
 /// that only need clusters should use [`join_groups`], and callers that need the pairs somewhere
 /// else expand [`Joined`] into their own buffer. Indices are `u32`: at most `u32::MAX` labels.
 pub fn join(labels: &[Text], params: &MatchParams, cancel: &Cancel) -> Result<Vec<(u32, u32)>> {
-    let joined = joined(labels, params, cancel)?;
-    let mut out = alloc::filled([0u32; 2], joined.pair_count(cancel)?)?;
-    joined.expand_into(&mut out, cancel)?;
-    Ok(out.into_iter().map(|[i, j]| (i, j)).collect())
+    joined(labels, params, cancel)?.pairs(cancel)
 }
 
 /// The join on groups of identical labels, without materialising every pair.
@@ -250,7 +247,7 @@ fn join_groups_in(
         seconds_groups: t0.elapsed().as_secs_f64(),
         ..JoinStats::default()
     };
-    let empty: Vec<bool> = groups.reps.iter().map(|r| r.is_empty()).collect();
+    let empty = alloc::from_fn(groups.reps.len(), |g| groups.reps[g].is_empty())?;
     let t = params.threshold;
     if t <= 0.0 {
         // Every ratio reaches the threshold: every pair of non-empty labels matches.
@@ -264,8 +261,8 @@ fn join_groups_in(
             stats,
         ));
     }
-    let mut pairs = self_pairs(&groups, params);
-    let order = Order::new(&groups);
+    let mut pairs = self_pairs(&groups, params)?;
+    let order = Order::new(&groups)?;
     cancel.check()?;
     let (found, st) = join_distinct(&groups, &order, params, cancel)?;
     pairs.try_reserve(found.len())?;
@@ -299,17 +296,15 @@ pub fn expand_groups(
         .map(|&g| g as usize + 1)
         .max()
         .unwrap_or(0);
-    let mut group_pairs = group_pairs.to_vec();
+    let mut group_pairs = alloc::copy_of(group_pairs)?;
     group_pairs.sort_unstable();
     let joined = Joined {
-        group_of_label: group_of_label.to_vec(),
+        group_of_label: alloc::copy_of(group_of_label)?,
         group_pairs,
         every_pair: false,
-        empty: vec![false; ngroups],
+        empty: alloc::filled(false, ngroups)?,
     };
-    let mut out = alloc::filled([0u32; 2], joined.pair_count(cancel)?)?;
-    joined.expand_into(&mut out, cancel)?;
-    Ok(out.into_iter().map(|[i, j]| (i, j)).collect())
+    joined.pairs(cancel)
 }
 
 /// The quadratic oracle: `Query::matches` on every pair, in parallel. For tests and tiny inputs.

@@ -4,6 +4,7 @@
 
 use rayon::prelude::*;
 
+use crate::alloc;
 use crate::bounds::{fold, m_min, Lcs};
 use crate::cancel::Cancel;
 use crate::contract::MatchParams;
@@ -28,29 +29,30 @@ pub(super) struct Order {
 }
 
 impl Order {
-    pub(super) fn new(groups: &Groups) -> Order {
-        let mut group_at: Vec<u32> = (0..groups.reps.len() as u32)
-            .filter(|&g| !groups.reps[g as usize].is_empty())
-            .collect();
+    pub(super) fn new(groups: &Groups) -> Result<Order> {
+        let mut group_at = alloc::with_capacity(groups.reps.len())?;
+        group_at
+            .extend((0..groups.reps.len() as u32).filter(|&g| !groups.reps[g as usize].is_empty()));
         group_at.par_sort_unstable_by_key(|&g| (groups.reps[g as usize].len(), g));
-        let len_at: Vec<u32> = group_at
-            .iter()
-            .map(|&g| groups.reps[g as usize].len().min(u32::MAX as usize) as u32)
-            .collect();
+        let len_at = alloc::from_fn(group_at.len(), |p| {
+            groups.reps[group_at[p] as usize]
+                .len()
+                .min(u32::MAX as usize) as u32
+        })?;
         let (mut lens, mut len_start) = (Vec::new(), Vec::new());
         for (p, &l) in len_at.iter().enumerate() {
             if lens.last() != Some(&(l as usize)) {
-                lens.push(l as usize);
-                len_start.push(p);
+                alloc::push(&mut lens, l as usize)?;
+                alloc::push(&mut len_start, p)?;
             }
         }
-        len_start.push(len_at.len());
-        Order {
+        alloc::push(&mut len_start, len_at.len())?;
+        Ok(Order {
             group_at,
             len_at,
             lens,
             len_start,
-        }
+        })
     }
 
     /// The index into `lens` of the first distinct length `>= l`.
@@ -85,14 +87,17 @@ fn shortest_partner(la: usize, t: f64) -> Option<usize> {
 
 /// Per distinct length of `order`: the first position of the shortest partner length the length
 /// filter allows (`usize::MAX`: none, not even the length itself).
-fn window_starts(order: &Order, t: f64) -> Vec<usize> {
-    (0..order.lens.len())
-        .into_par_iter()
-        .map(|d| match shortest_partner(order.lens[d], t) {
-            Some(lo) => order.len_start[order.len_index_at_least(lo)],
-            None => usize::MAX,
-        })
-        .collect()
+fn window_starts(order: &Order, t: f64) -> Result<Vec<usize>> {
+    alloc::par_collect(
+        (0..order.lens.len()).into_par_iter(),
+        || (),
+        |_, d| {
+            Ok(match shortest_partner(order.lens[d], t) {
+                Some(lo) => order.len_start[order.len_index_at_least(lo)],
+                None => usize::MAX,
+            })
+        },
+    )
 }
 
 /// Per-worker buffers.
@@ -137,35 +142,44 @@ struct Ctx<'g, 'a> {
 }
 
 impl<'g, 'a> Ctx<'g, 'a> {
-    fn new(groups: &'g Groups<'a>, order: &'g Order, p: &MatchParams, cancel: &Cancel) -> Self {
+    fn new(
+        groups: &'g Groups<'a>,
+        order: &'g Order,
+        p: &MatchParams,
+        cancel: &Cancel,
+    ) -> Result<Self> {
         let n = order.group_at.len();
-        let mut len_index = vec![0u32; n];
+        let text = |pos: usize| groups.reps[order.group_at[pos] as usize].as_ref();
+        let mut len_index = alloc::filled(0u32, n)?;
         for d in 0..order.lens.len() {
             for x in &mut len_index[order.len_start[d]..order.len_start[d + 1]] {
                 *x = d as u32;
             }
         }
-        let (hist, hist_ok): (Vec<[u8; BUCKETS]>, Vec<bool>) = (0..n)
+        let mut hist = alloc::filled([0u8; BUCKETS], n)?;
+        let mut hist_ok = alloc::filled(false, n)?;
+        let mut coarse = alloc::filled([0u8; COARSE], n)?;
+        (&mut hist, &mut hist_ok, &mut coarse)
             .into_par_iter()
-            .map(
-                |pos| match histogram(&groups.reps[order.group_at[pos] as usize]) {
-                    Some(h) => (h, true),
-                    None => ([0; BUCKETS], false),
-                },
-            )
-            .unzip();
-        let coarse: Vec<[u8; COARSE]> = (0..n)
-            .into_par_iter()
-            .map(|pos| {
-                coarse_histogram(&groups.reps[order.group_at[pos] as usize]).unwrap_or([0; COARSE])
-            })
-            .collect();
-        let mut arena = Vec::new();
-        let mut arena_off = Vec::with_capacity(n + 1);
-        let mut is_narrow = Vec::with_capacity(n);
+            .enumerate()
+            .for_each(|(pos, (h, ok, c))| {
+                if let Some(fine) = histogram(text(pos)) {
+                    (*h, *ok) = (fine, true);
+                }
+                if let Some(coarse) = coarse_histogram(text(pos)) {
+                    *c = coarse;
+                }
+            });
+        let mut total = 0usize;
+        for pos in 0..n {
+            total = alloc::sum(total, text(pos).len(), "the join's folded labels")?;
+        }
+        let mut arena = alloc::with_capacity(total)?;
+        let mut arena_off = alloc::with_capacity(n + 1)?;
+        let mut is_narrow = alloc::with_capacity(n)?;
         arena_off.push(0);
         for pos in 0..n {
-            let text = groups.reps[order.group_at[pos] as usize].as_ref();
+            let text = text(pos);
             match text {
                 Text::Narrow(v) => arena.extend_from_slice(v),
                 Text::Wide(v) => arena.extend(v.iter().map(|&c| fold(c))),
@@ -173,20 +187,20 @@ impl<'g, 'a> Ctx<'g, 'a> {
             arena_off.push(arena.len());
             is_narrow.push(matches!(text, Text::Narrow(_)));
         }
-        Ctx {
+        Ok(Ctx {
             cancel: cancel.clone(),
             groups,
             order,
             p: *p,
             len_index,
-            lo_pos: window_starts(order, p.threshold),
+            lo_pos: window_starts(order, p.threshold)?,
             hist,
             coarse,
             hist_ok,
             arena,
             arena_off,
             is_narrow,
-        }
+        })
     }
 
     #[inline]
@@ -369,7 +383,7 @@ pub(super) fn ratio_pairs(
 ) -> Result<(Found, JoinStats)> {
     let n = order.group_at.len();
     let t0 = std::time::Instant::now();
-    let ctx = Ctx::new(groups, order, p, cancel);
+    let ctx = Ctx::new(groups, order, p, cancel)?;
     let seconds_prepare = t0.elapsed().as_secs_f64();
     cancel.check()?;
     let (found, mut stats) = (0..n.div_ceil(BLOCK))
