@@ -52,6 +52,7 @@ unsafe fn min_sum_32_sse2(a: &[u8; 32], b: &[u8; 32]) -> u32 {
 /// need` and then `min_sum(x.1, fine[k]) >= need`, written to `hits[..n]`; returns `n`. `hits` is
 /// grown to the run's length when shorter (the kernel writes every checked index before it knows
 /// whether it passes). The run is the shorter of `coarse` and `fine`.
+#[inline]
 pub fn two_stage_filter(
     x: (&[u8; 16], &[u8; 32]),
     coarse: &[[u8; 16]],
@@ -154,14 +155,17 @@ unsafe fn two_stage_filter_avx2(
         // Low 64 bits of each half: the four sums of labels 0, 2, 4, 6 (low half) and 1, 3, 5, 7.
         let sums = _mm256_add_epi16(packed, _mm256_srli_si256(packed, 8));
         let below = _mm256_movemask_epi8(_mm256_cmpgt_epi16(needv, sums)) as u32;
-        // Bit 2r marks label 2r, bit 16 + 2r label 2r + 1 (one bit per 16-bit sum); the latter
-        // moved to bit 2r + 1, bit k marks label k, so the hits come out ascending.
+        // Bit 2r marks label 2r, bit 16 + 2r label 2r + 1 (one bit per 16-bit sum).
         let pass = !below & 0x0055_0055;
-        let mut pass = (pass & 0x55) | ((pass >> 15) & 0xAA);
-        while pass != 0 {
-            let b = pass.trailing_zeros() as usize;
-            pass &= pass - 1;
-            fine_check(8 * o + b);
+        if pass != 0 {
+            // The latter moved to bit 2r + 1, bit k marks label k: the hits come out ascending.
+            // (Only here: most steps pass no label.)
+            let mut pass = (pass & 0x55) | ((pass >> 15) & 0xAA);
+            while pass != 0 {
+                let b = pass.trailing_zeros() as usize;
+                pass &= pass - 1;
+                fine_check(8 * o + b);
+            }
         }
     }
     for (k, hy) in coarse.iter().enumerate().skip(8 * octs) {
