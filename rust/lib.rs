@@ -20,6 +20,7 @@ pub mod cluster;
 pub mod contract;
 pub mod elements;
 pub mod error;
+pub mod histogram;
 pub mod index;
 pub mod join;
 pub mod labels;

@@ -9,7 +9,7 @@
 //! 1. **Ratio rule.** `M <= min(la, lb)`, so the ratio rule needs `ratio_of(min(la, lb), la + lb)
 //!    >= t`: stored labels are kept in runs by length, and only runs in that *window* are read.
 //!    Within a run, the character-histogram bounds and the bit-parallel LCS bound on `M` (both
-//!    proven in [`crate::join`] and [`crate::bounds`]) drop a label whose bound is below
+//!    proven in [`crate::histogram`] and [`crate::bounds`]) drop a label whose bound is below
 //!    `Mmin(la + lb)`, the least `M` that reaches `t`.
 //! 2. **Containment rule, inside the window.** When one label occurs in the other, both bounds are
 //!    at least the shorter length, and inside the window that length already reaches `Mmin`: the
@@ -39,7 +39,7 @@ use crate::bounds::{folded, m_min, Lcs};
 use crate::cancel::Cancel;
 use crate::contract::{MatchParams, PairDecider, Reason};
 use crate::error::{Error, Result};
-use crate::join::{coarse_histogram, hist_overlap, histogram, BUCKETS, COARSE};
+use crate::histogram::{coarse_histogram, hist_overlap, histogram, BUCKETS, COARSE};
 use crate::matcher::{ratio_of, IdHasher};
 use crate::simd::{nibble_filter, pack_nibbles, prefetch};
 use crate::text::Text;

@@ -218,7 +218,7 @@ fn index_real_corpus_timing() {
                 hist_pass += hits
                     .iter()
                     .filter(|&&k| {
-                        crate::join::hist_overlap(&f, &run.fine[k as usize]) as usize >= need
+                        crate::histogram::hist_overlap(&f, &run.fine[k as usize]) as usize >= need
                     })
                     .count();
             }

@@ -3,8 +3,11 @@
 //! gives the same answer; each `unsafe fn` states its contract under `# Safety`, and each call
 //! says under `SAFETY:` why the contract holds.
 //!
+//! - [`histogram`]: byte-count histograms (`Σ min` of two, the join's two-stage filter over a run)
+//!   and the prefetch of a slice.
 //! - [`nibble`]: packed 16-bucket histograms and the label index's filter over them.
 
+pub mod histogram;
 pub mod nibble;
 
 pub use nibble::{nibble_filter, nibble_overlap, pack_nibbles, PACKED_BUCKETS};
