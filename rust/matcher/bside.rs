@@ -1,6 +1,5 @@
 //! difflib's index of the second sequence (`b2j`, junk and popular rules), as `__chain_b` builds it.
 
-use super::kernels::*;
 use super::*;
 
 /// The second sequence prepared once, as difflib's `__chain_b` prepares it.
@@ -104,7 +103,7 @@ impl<T: Sym> BSide<T> {
         alloc::reserve_total(&mut self.ids, n)?;
         alloc::reserve_total(&mut self.positions, n)?;
         if T::is_byte() {
-            let padded = alloc::sum(n, FRONT_PAD + DENSE_PAD, "a sequence")?;
+            let padded = alloc::sum(n, FRONT_PAD + BACK_PAD, "a sequence")?;
             alloc::reserve_total(&mut self.bytes, padded)?;
             alloc::reserve_total(&mut self.indexed_mask, padded)?;
         }
@@ -276,9 +275,9 @@ impl<T: Sym> BSide<T> {
                     0xFF
                 }
             }));
-            self.bytes.resize(self.bytes.len() + DENSE_PAD, 0);
+            self.bytes.resize(self.bytes.len() + BACK_PAD, 0);
             self.indexed_mask
-                .resize(self.indexed_mask.len() + DENSE_PAD, 0);
+                .resize(self.indexed_mask.len() + BACK_PAD, 0);
         }
         let all_indexed = total == n;
         self.all_indexed = all_indexed;
@@ -363,9 +362,9 @@ impl<T: Sym> BSide<T> {
         self.bytes.clear();
         self.bytes.resize(FRONT_PAD, 0);
         self.bytes.extend(b.iter().map(|&x| x.code() as u8));
-        self.bytes.resize(self.bytes.len() + DENSE_PAD, 0);
+        self.bytes.resize(self.bytes.len() + BACK_PAD, 0);
         self.indexed_mask.clear();
-        self.indexed_mask.resize(n + DENSE_PAD, 0xFF);
+        self.indexed_mask.resize(n + BACK_PAD, 0xFF);
     }
 
     /// Make `bits` hold `nids` rows wide enough for a `b` of length `n`, all zero outside the rows

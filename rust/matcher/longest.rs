@@ -1,8 +1,24 @@
 //! difflib's `find_longest_match` and the strategies that answer it: the row scan over position
 //! lists or bitsets, the anchored extension, the sparse and dense (byte DP) searches.
 
-use super::kernels::*;
 use super::*;
+use crate::simd::byte_dp::{dense_row, longest_run};
+use crate::simd::bytes::first_equal_byte;
+use crate::simd::ids::{common_prefix, common_suffix};
+
+/// The bits of word `w` of a bitset over `b` that lie in `blo..bhi`.
+#[inline]
+fn window_mask(w: usize, blo: usize, bhi: usize) -> u64 {
+    let lo = (w * 64).max(blo) - w * 64;
+    let hi = (w * 64 + 64).min(bhi) - w * 64;
+    (u64::MAX >> (64 - (hi - lo))) << lo
+}
+
+/// Eight bytes from `at`, little-endian.
+#[inline]
+fn load8(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(bytes[at..at + 8].try_into().expect("eight bytes"))
+}
 
 /// The columns where a row of ids equals `b`, ascending: from difflib's position lists, or from
 /// `b`'s bitsets (word by word).
@@ -77,86 +93,6 @@ pub(super) fn keep_longest(best: &mut (usize, usize, usize), run: (usize, usize,
     }
 }
 
-/// `common_prefix`/`common_suffix` compare this many ids one at a time before four at a time: the
-/// vector loop's setup cost more than it saved on the short runs of wide labels (callgrind:
-/// get_close_matches +23% instructions without this).
-pub(super) const SCALAR_RUN_PREFIX: usize = 8;
-
-/// How many leading elements of `x` and `y` (equal lengths) are equal.
-///
-/// Performance notes: runs of equal ids are long in line diffs (a hundred lines between edits is
-/// common), where comparing four ids a step (SSE2, in the x86_64 baseline) cut the run extension's
-/// instructions about threefold against one id a step.
-#[inline]
-pub(super) fn common_prefix(x: &[u32], y: &[u32]) -> usize {
-    let n = x.len().min(y.len());
-    // Most runs met by a search are short: a few ids one at a time first.
-    let mut k = 0;
-    while k < n.min(SCALAR_RUN_PREFIX) {
-        if x[k] != y[k] {
-            return k;
-        }
-        k += 1;
-    }
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::*;
-        while k + 4 <= n {
-            // SAFETY: k + 4 <= n, so four u32s are readable from both slices at k.
-            let mask = unsafe {
-                let u = _mm_loadu_si128(x.as_ptr().add(k).cast());
-                let v = _mm_loadu_si128(y.as_ptr().add(k).cast());
-                _mm_movemask_epi8(_mm_cmpeq_epi32(u, v)) as u32
-            };
-            if mask != 0xFFFF {
-                return k + (!mask).trailing_zeros() as usize / 4;
-            }
-            k += 4;
-        }
-    }
-    k + x[k..n]
-        .iter()
-        .zip(&y[k..n])
-        .take_while(|(a, b)| a == b)
-        .count()
-}
-
-/// How many trailing elements of `x` and `y` (equal lengths) are equal.
-#[inline]
-pub(super) fn common_suffix(x: &[u32], y: &[u32]) -> usize {
-    let n = x.len().min(y.len());
-    let (x, y) = (&x[x.len() - n..], &y[y.len() - n..]);
-    let mut k = 0;
-    while k < n.min(SCALAR_RUN_PREFIX) {
-        if x[n - 1 - k] != y[n - 1 - k] {
-            return k;
-        }
-        k += 1;
-    }
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::*;
-        while k + 4 <= n {
-            // SAFETY: k + 4 <= n, so the four u32s ending n - k back are readable in both slices.
-            let mask = unsafe {
-                let u = _mm_loadu_si128(x.as_ptr().add(n - k - 4).cast());
-                let v = _mm_loadu_si128(y.as_ptr().add(n - k - 4).cast());
-                _mm_movemask_epi8(_mm_cmpeq_epi32(u, v)) as u32
-            };
-            if mask != 0xFFFF {
-                return k + ((!mask) << 16).leading_zeros() as usize / 4;
-            }
-            k += 4;
-        }
-    }
-    k + x[..n - k]
-        .iter()
-        .rev()
-        .zip(y[..n - k].iter().rev())
-        .take_while(|(a, b)| a == b)
-        .count()
-}
-
 impl Matcher {
     /// difflib's `find_longest_match(alo, ahi, blo, bhi)` on the current `a` and `b`.
     pub fn find_longest_match<T: Sym>(
@@ -200,12 +136,11 @@ impl Matcher {
             } else if known >= ANCHOR_MIN_RUN {
                 self.anchor_core(b, alo, ahi, blo, bhi, known)
             } else if narrow && width <= DENSE_MAX_WIDTH {
-                if let Some(found) = self.dense_avx2(b, alo, ahi, blo, bhi) {
-                    found
-                } else if width <= 16 * DENSE_REG_VECTORS {
-                    self.dense_regs(b, alo, ahi, blo, bhi)
-                } else {
-                    self.dense_core(b, alo, ahi, blo, bhi)
+                // The DP held in registers where the range fits them, else row by row.
+                let (a, bytes) = (&self.a_bytes[FRONT_PAD..], &b.bytes[FRONT_PAD..]);
+                match longest_run(a, bytes, alo..ahi, blo..bhi, &self.cancel) {
+                    Some(found) => found,
+                    None => self.dense_core(b, alo, ahi, blo, bhi),
                 }
             } else {
                 // Wider than a byte can count, or wide text: anchors from the top (measured on
@@ -435,39 +370,16 @@ impl Matcher {
     ) {
         #[cfg(target_arch = "x86_64")]
         if T::is_byte() {
-            // Byte strings reach here only when all indexed: compared 16 columns a step.
+            // Byte strings reach here only when all indexed: compared 16 or 32 columns a step.
             debug_assert!(b.all_indexed);
-            if has_avx2() {
-                // SAFETY: the CPU has AVX2; both byte copies are padded as the loop below needs.
-                unsafe {
-                    each_byte_match_avx2(&self.a_bytes, &b.bytes, r, blo, bhi, runs_only, |j| {
-                        f(self, j)
-                    })
-                };
-                return;
-            }
-            let bytes = &b.bytes[FRONT_PAD..];
-            let row_eq = |row: usize, from: &[u8]| eq_mask16(from, 0, self.a_bytes[row]);
-            let mut c = blo;
-            while c < bhi {
-                // `bytes` extends DENSE_PAD (>= 17) bytes past `b` and FRONT_PAD (>= 1) before it,
-                // as `a_bytes` does: the 16 bytes from any c - 1, c or c + 1 (c < len(b)) and the
-                // bytes of rows r - 1 and r + 1 are readable.
-                let mut hits = row_eq(FRONT_PAD + r, &bytes[c..]);
-                if runs_only && hits != 0 {
-                    let before = row_eq(FRONT_PAD + r - 1, &b.bytes[FRONT_PAD + c - 1..]);
-                    let after = row_eq(FRONT_PAD + r + 1, &bytes[c + 1..]);
-                    hits &= before | after;
-                }
-                if bhi - c < 16 {
-                    hits &= (1u32 << (bhi - c)) - 1;
-                }
-                while hits != 0 {
-                    f(self, c + hits.trailing_zeros() as usize);
-                    hits &= hits - 1;
-                }
-                c += 16;
-            }
+            crate::simd::bytes::each_equal_in_row(
+                &self.a_bytes,
+                &b.bytes,
+                r,
+                blo..bhi,
+                runs_only,
+                |j| f(self, j),
+            );
             return;
         }
         // Position lists (difflib's own b2j) when only indexed pairs count, or when `b` has no
@@ -650,8 +562,8 @@ impl Matcher {
         let bytes = &b.bytes[FRONT_PAD + blo..];
         let indexed = &b.indexed_mask[blo..];
         self.dense.clear();
-        self.dense.resize(2 * (width + 1 + DENSE_PAD), 0);
-        let (mut prev, mut cur) = self.dense.split_at_mut(width + 1 + DENSE_PAD);
+        self.dense.resize(2 * (width + 1 + BACK_PAD), 0);
+        let (mut prev, mut cur) = self.dense.split_at_mut(width + 1 + BACK_PAD);
         for i in alo..ahi {
             if (i - alo) % POLL_ROWS == 0 && self.cancel.is_cancelled() {
                 break;
@@ -671,205 +583,6 @@ impl Matcher {
                 }
             }
             std::mem::swap(&mut prev, &mut cur);
-        }
-        (besti, bestj, bestsize)
-    }
-
-    /// The byte DP on AVX2 (`dense_rows_avx2`) for a `b` with no junk or popular element, or None
-    /// when this CPU lacks AVX2 or the range fits neither way: as it is (at most 128 columns and
-    /// `LANE_ROWS_MAX` rows) or transposed (at most 128 rows and `LANE_ROWS_MAX` columns). When
-    /// it fits both ways, the one with fewer vector steps (a row of 32 lanes is one step).
-    ///
-    /// Performance notes: a range taller than wide took one step per row; transposed it takes one
-    /// per column. Over the sample pairs' sub-ranges (`examples/bench_pairs.rs`) that is 170 ->
-    /// 130 vector steps a pair, and the rare ranges of 129-255 columns leave `dense_core`'s SSE2
-    /// rows (~5% of a ratio's instructions on the sample) when they are at most 128 rows tall.
-    pub(super) fn dense_avx2<T: Sym>(
-        &self,
-        b: &BSide<T>,
-        alo: usize,
-        ahi: usize,
-        blo: usize,
-        bhi: usize,
-    ) -> Option<(usize, usize, usize)> {
-        #[cfg(target_arch = "x86_64")]
-        if has_avx2() {
-            let (a, bytes) = (&self.a_bytes[FRONT_PAD..], &b.bytes[FRONT_PAD..]);
-            let (rows, width) = (ahi - alo, bhi - blo);
-            let lanes_max = 16 * DENSE_REG_VECTORS;
-            let steps = |lanes: usize, rows: usize| {
-                (lanes <= lanes_max && rows <= LANE_ROWS_MAX).then(|| rows * lanes.div_ceil(32))
-            };
-            let (straight, transposed) = (steps(width, rows), steps(rows, width));
-            if straight.is_none() && transposed.is_none() {
-                return None;
-            }
-            let transpose = match (straight, transposed) {
-                (Some(straight), Some(transposed)) => transposed < straight,
-                (_, transposed) => transposed.is_some(),
-            };
-            // SAFETY: the CPU has AVX2 (checked above); the lanes (at most 128) match the vector
-            // counts and the rows are at most LANE_ROWS_MAX; both byte copies are padded alike.
-            return Some(unsafe {
-                if transpose {
-                    let (i, j, k) = match rows.div_ceil(32) {
-                        1 => dense_rows_avx2::<1, true>(bytes, a, blo, bhi, alo, ahi),
-                        2 => dense_rows_avx2::<2, true>(bytes, a, blo, bhi, alo, ahi),
-                        3 => dense_rows_avx2::<3, true>(bytes, a, blo, bhi, alo, ahi),
-                        _ => dense_rows_avx2::<4, true>(bytes, a, blo, bhi, alo, ahi),
-                    };
-                    (j, i, k)
-                } else {
-                    match width.div_ceil(32) {
-                        1 => dense_rows_avx2::<1, false>(a, bytes, alo, ahi, blo, bhi),
-                        2 => dense_rows_avx2::<2, false>(a, bytes, alo, ahi, blo, bhi),
-                        3 => dense_rows_avx2::<3, false>(a, bytes, alo, ahi, blo, bhi),
-                        _ => dense_rows_avx2::<4, false>(a, bytes, alo, ahi, blo, bhi),
-                    }
-                }
-            });
-        }
-        None
-    }
-
-    /// The byte DP of `dense_core` for a range at most `16 * DENSE_REG_VECTORS` wide and a `b` with
-    /// no junk or popular element, holding the whole row in SSE2 registers (where `dense_avx2`
-    /// does not run: no AVX2, or over `LANE_ROWS_MAX` rows).
-    pub(super) fn dense_regs<T: Sym>(
-        &mut self,
-        b: &BSide<T>,
-        alo: usize,
-        ahi: usize,
-        blo: usize,
-        bhi: usize,
-    ) -> (usize, usize, usize) {
-        match (bhi - blo).div_ceil(16) {
-            0 => (alo, blo, 0),
-            1 => self.dense_regs_n::<T, 1>(b, alo, ahi, blo, bhi),
-            2 => self.dense_regs_n::<T, 2>(b, alo, ahi, blo, bhi),
-            3 => self.dense_regs_n::<T, 3>(b, alo, ahi, blo, bhi),
-            4 => self.dense_regs_n::<T, 4>(b, alo, ahi, blo, bhi),
-            5 => self.dense_regs_n::<T, 5>(b, alo, ahi, blo, bhi),
-            6 => self.dense_regs_n::<T, 6>(b, alo, ahi, blo, bhi),
-            7 => self.dense_regs_n::<T, 7>(b, alo, ahi, blo, bhi),
-            _ => self.dense_regs_n::<T, 8>(b, alo, ahi, blo, bhi),
-        }
-    }
-
-    /// `N` vectors of 16 columns: `cur[t] = (prev[t - 1] + 1) & (b[blo + t] == a[i])`. A row is tested
-    /// against the best so far with one compare; only a row that beats it is searched lane by lane,
-    /// for its maximum and the first column holding it (the cell difflib's `k > bestsize` keeps).
-    pub(super) fn dense_regs_n<T: Sym, const N: usize>(
-        &mut self,
-        b: &BSide<T>,
-        alo: usize,
-        ahi: usize,
-        blo: usize,
-        bhi: usize,
-    ) -> (usize, usize, usize) {
-        let (mut besti, mut bestj, mut bestsize) = (alo, blo, 0usize);
-        let width = bhi - blo;
-        let limit = (ahi - alo).min(width);
-        let bytes = &b.bytes[FRONT_PAD + blo..];
-        debug_assert!(bytes.len() >= 16 * N && width <= 16 * N);
-        #[cfg(not(target_arch = "x86_64"))]
-        let mut row = [0u8; 16 * DENSE_REG_VECTORS];
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::x86_64::*;
-            // SAFETY: SSE2 is in the x86_64 baseline; every load reads 16 * N bytes of `bytes`, which
-            // extends at least that far (width <= 16 * N and `bytes` is padded by DENSE_PAD past b).
-            unsafe {
-                let lane = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-                let ones = _mm_set1_epi8(-1); // x - (-1) is x + 1
-                let zero = _mm_setzero_si128();
-                let mut bv = [zero; N];
-                for (k, v) in bv.iter_mut().enumerate() {
-                    *v = _mm_loadu_si128(bytes.as_ptr().add(16 * k).cast());
-                }
-                // Lanes past the range (only ever in the last vector) compute runs of their own,
-                // which never flow into lower lanes (a run moves up one lane a row); they are masked
-                // out of the maximum only.
-                let left = (width - 16 * (N - 1)) as i8;
-                let last_mask = _mm_cmplt_epi8(lane, _mm_set1_epi8(left));
-                let mut prev = [zero; N];
-                let mut over = _mm_set1_epi8(1); // bestsize + 1, the least value that beats it
-                for i in alo..ahi {
-                    if (i - alo) % POLL_ROWS == 0 && self.cancel.is_cancelled() {
-                        break;
-                    }
-                    let x = _mm_loadu_si128(
-                        SPLAT[self.a_bytes[FRONT_PAD + i] as usize].as_ptr().cast(),
-                    );
-                    let mut cur = [zero; N];
-                    let mut carry = zero;
-                    let mut rmax = zero;
-                    for k in 0..N {
-                        let shifted = _mm_or_si128(_mm_slli_si128(prev[k], 1), carry);
-                        carry = _mm_srli_si128(prev[k], 15);
-                        let eq = _mm_cmpeq_epi8(bv[k], x);
-                        cur[k] = _mm_and_si128(_mm_sub_epi8(shifted, ones), eq);
-                        if k + 1 < N {
-                            rmax = _mm_max_epu8(rmax, cur[k]);
-                        } else {
-                            rmax = _mm_max_epu8(rmax, _mm_and_si128(cur[k], last_mask));
-                        }
-                    }
-                    if _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(rmax, over), rmax)) != 0 {
-                        // The row's maximum in every lane, then the first lane holding it.
-                        rmax = _mm_max_epu8(rmax, _mm_srli_si128(rmax, 8));
-                        rmax = _mm_max_epu8(rmax, _mm_srli_si128(rmax, 4));
-                        rmax = _mm_max_epu8(rmax, _mm_srli_si128(rmax, 2));
-                        rmax = _mm_max_epu8(rmax, _mm_srli_si128(rmax, 1));
-                        let row_max = (_mm_cvtsi128_si32(rmax) & 0xFF) as usize;
-                        let splat = _mm_loadu_si128(SPLAT[row_max].as_ptr().cast());
-                        let mut t = 0;
-                        cur[N - 1] = _mm_and_si128(cur[N - 1], last_mask);
-                        for (k, v) in cur.iter().enumerate() {
-                            let hits = _mm_movemask_epi8(_mm_cmpeq_epi8(*v, splat));
-                            if hits != 0 {
-                                t = 16 * k + hits.trailing_zeros() as usize;
-                                break;
-                            }
-                        }
-                        bestsize = row_max;
-                        besti = i + 1 - row_max;
-                        bestj = blo + t + 1 - row_max;
-                        if bestsize == limit {
-                            break;
-                        }
-                        over = _mm_loadu_si128(SPLAT[bestsize + 1].as_ptr().cast());
-                    }
-                    prev = cur;
-                }
-            }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            let mut prev = [0u8; 16 * DENSE_REG_VECTORS + 1];
-            for i in alo..ahi {
-                if (i - alo) % POLL_ROWS == 0 && self.cancel.is_cancelled() {
-                    break;
-                }
-                let x = self.a_bytes[FRONT_PAD + i];
-                for t in 0..width {
-                    row[t] = if bytes[t] == x { prev[t] + 1 } else { 0 };
-                }
-                let row_max = *row[..width].iter().max().unwrap_or(&0) as usize;
-                if row_max > bestsize {
-                    let t = row[..width]
-                        .iter()
-                        .position(|&v| v as usize == row_max)
-                        .unwrap_or(0);
-                    bestsize = row_max;
-                    besti = i + 1 - row_max;
-                    bestj = blo + t + 1 - row_max;
-                    if bestsize == limit {
-                        break;
-                    }
-                }
-                prev[1..=width].copy_from_slice(&row[..width]);
-            }
         }
         (besti, bestj, bestsize)
     }

@@ -26,15 +26,15 @@ use crate::sym::Sym;
 
 mod bside;
 mod hasher;
-mod kernels;
 mod longest;
 mod recursion;
 mod remap;
 
+use crate::simd::byte_dp::POLL_ROWS;
+use crate::simd::bytes::{BACK_PAD, FRONT_PAD};
 pub use bside::BSide;
 pub use hasher::IdHasher;
 use hasher::IdMap;
-use kernels::{DENSE_PAD, FRONT_PAD};
 pub use remap::ByteRemap;
 
 /// The id of an element of `a` that does not occur in `b`.
@@ -42,14 +42,8 @@ pub const NONE: u32 = u32::MAX;
 /// A junk or popular position of `b` in `BSide::run_ids`: equal to no id of `a` (not even [`NONE`]).
 const UNINDEXED: u32 = u32::MAX - 1;
 
-/// Rows a DP searches between polls of its [`Cancel`] where a row is a few vector steps.
-const POLL_ROWS: usize = 1024;
-
 /// The widest `b` range the byte-row DP takes (its run lengths are bytes).
 const DENSE_MAX_WIDTH: usize = 255;
-
-/// The most 16-column vectors a row of the register DP (`dense_regs`) holds.
-const DENSE_REG_VECTORS: usize = 8;
 
 /// A range whose known common run (prefix or suffix) is at least this long is searched from anchor
 /// rows (`anchor_core`) instead of row by row.
@@ -163,7 +157,7 @@ impl Matcher {
     pub fn reserve_for_a<T: Sym>(&mut self, n: usize) -> Result<()> {
         alloc::reserve_total(&mut self.a_ids, n)?;
         if T::is_byte() {
-            let padded = alloc::sum(n, FRONT_PAD + DENSE_PAD, "a sequence")?;
+            let padded = alloc::sum(n, FRONT_PAD + BACK_PAD, "a sequence")?;
             alloc::reserve_total(&mut self.a_bytes, padded)?;
         }
         Ok(())
@@ -190,7 +184,7 @@ impl Matcher {
             self.a_bytes.clear();
             self.a_bytes.resize(FRONT_PAD, 0);
             self.a_bytes.extend(a.iter().map(|&x| x.code() as u8));
-            self.a_bytes.resize(self.a_bytes.len() + DENSE_PAD, 0);
+            self.a_bytes.resize(self.a_bytes.len() + BACK_PAD, 0);
         }
         let stride = b.len() + 1;
         if self.cells.len() < 2 * stride {
@@ -241,7 +235,6 @@ pub fn matching_blocks<T: Sym>(a: &[T], b: &[T], autojunk: bool) -> Vec<(usize, 
 
 #[cfg(test)]
 mod tests {
-    use super::longest::{common_prefix, common_suffix};
     use super::*;
 
     fn r(a: &str, b: &str) -> f64 {
@@ -315,28 +308,6 @@ mod tests {
             }
         }
         (besti, bestj, bestsize)
-    }
-
-    #[test]
-    fn common_prefix_and_suffix_count_equal_runs() {
-        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
-        for _ in 0..20_000 {
-            let n = rng.below(40);
-            let x: Vec<u32> = (0..n).map(|_| rng.below(3) as u32).collect();
-            let y: Vec<u32> = x
-                .iter()
-                .map(|&v| if rng.below(6) == 0 { v + 1 } else { v })
-                .collect();
-            let want_prefix = x.iter().zip(&y).take_while(|(a, b)| a == b).count();
-            let want_suffix = x
-                .iter()
-                .rev()
-                .zip(y.iter().rev())
-                .take_while(|(a, b)| a == b)
-                .count();
-            assert_eq!(common_prefix(&x, &y), want_prefix, "{x:?} {y:?}");
-            assert_eq!(common_suffix(&x, &y), want_suffix, "{x:?} {y:?}");
-        }
     }
 
     /// Line-diff-like sequences (a large alphabet, most elements unique, a few frequent "blank
@@ -599,11 +570,6 @@ mod tests {
         }
     }
 
-    thread_local! {
-        /// Set by a test to take the SSE2 paths on a CPU with AVX2.
-        pub static SSE2_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    }
-
     #[test]
     fn every_search_agrees_with_difflib() {
         every_search_case();
@@ -611,7 +577,7 @@ mod tests {
 
     #[test]
     fn every_search_agrees_with_difflib_without_avx2() {
-        SSE2_ONLY.with(|only| only.set(true));
+        crate::simd::SSE2_ONLY.with(|only| only.set(true));
         every_search_case();
     }
 

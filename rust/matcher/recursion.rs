@@ -1,8 +1,8 @@
 //! difflib's recursion over sub-ranges (`get_matching_blocks`), the listed-run shortcut, and the
 //! answers built on it: matches, blocks, threshold decisions, `quick_ratio`.
 
-use super::kernels::*;
 use super::*;
+use crate::simd::bytes::first_equal_byte;
 
 impl Matcher {
     /// Process one pending sub-range: find its longest match, queue what lies either side.

@@ -4,7 +4,13 @@
 //! says under `SAFETY:` why the contract holds.
 //!
 //! - [`nibble`]: packed 16-bucket histograms and the label index's filter over them.
+//! - [`bytes`]: which bytes of a byte string equal one byte (the matcher's row scans).
+//! - [`byte_dp`]: the longest run of equal bytes in a range (the matcher's byte DP).
+//! - [`ids`]: common prefixes and suffixes of id sequences (the matcher's run extension).
 
+pub mod byte_dp;
+pub mod bytes;
+pub mod ids;
 pub mod nibble;
 
 pub use nibble::{nibble_filter, nibble_overlap, pack_nibbles, PACKED_BUCKETS};
@@ -20,4 +26,28 @@ pub fn prefetch<T>(x: &T) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = x;
+}
+
+/// Whether this CPU has AVX2 (the standard library detects it once and caches the answer). A test
+/// can make it false on its own thread ([`SSE2_ONLY`]) to run the SSE2 paths on a CPU with AVX2.
+#[inline]
+pub fn has_avx2() -> bool {
+    #[cfg(test)]
+    if SSE2_ONLY.with(|only| only.get()) {
+        return false;
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Set by a test to take the SSE2 paths on a CPU with AVX2 (on its own thread).
+    pub static SSE2_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
