@@ -7,7 +7,9 @@
 //! - [`bytes`]: which bytes of a byte string equal one byte (the matcher's row scans).
 //! - [`byte_dp`]: the longest run of equal bytes in a range (the matcher's byte DP).
 //! - [`ids`]: common prefixes and suffixes of id sequences (the matcher's run extension).
+//! - [`ascii`]: lower-casing an already collapsed ASCII label (label normalisation).
 
+pub mod ascii;
 pub mod byte_dp;
 pub mod bytes;
 pub mod ids;
