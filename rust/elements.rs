@@ -303,7 +303,7 @@ impl<K> ElementTable<K> {
                     return Ok(false);
                 }
                 let hash = items.hash(item)?;
-                prefetch_slot(&self.slots[hash as usize & mask]);
+                crate::simd::prefetch(&self.slots[hash as usize & mask]);
                 *entry = Some((item, hash));
             }
             for &(item, hash) in block[..len].iter().flatten() {
@@ -324,19 +324,6 @@ fn equal_out_of_line<'a, E: Elements>(
     item: E::Item<'a>,
 ) -> Result<bool, E::Error> {
     items.equal(kept, item)
-}
-
-/// Ask the CPU to load the cache line holding `slot` (a hint: no effect elsewhere than x86_64).
-#[inline(always)]
-fn prefetch_slot(slot: &(u32, u32)) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: prefetching is a hint that never faults; the address is a live slot.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>((slot as *const (u32, u32)).cast()) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = slot;
 }
 
 #[cfg(test)]

@@ -20,14 +20,21 @@ pub use nibble::{nibble_filter, nibble_overlap, pack_nibbles, PACKED_BUCKETS};
 /// Asks for the cache line holding `x` to be brought into cache (a hint: no effect on results).
 #[inline]
 pub fn prefetch<T>(x: &T) {
+    prefetch_address((x as *const T).cast());
+}
+
+/// [`prefetch`] of the cache line holding `address`, which may be any address (prefetching one
+/// that is not mapped does nothing).
+#[inline(always)]
+pub fn prefetch_address(address: *const u8) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: a prefetch never faults, whatever the address; this one is a valid reference.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>((x as *const T).cast()) };
+        // SAFETY: a prefetch never faults and reads nothing the program sees, whatever the address.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(address.cast()) };
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = x;
+    let _ = address;
 }
 
 /// Whether this CPU has AVX2 (the standard library detects it once and caches the answer). A test
