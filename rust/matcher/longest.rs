@@ -94,20 +94,12 @@ pub(super) fn keep_longest(best: &mut (usize, usize, usize), run: (usize, usize,
 }
 
 impl Matcher {
-    /// difflib's `find_longest_match(alo, ahi, blo, bhi)` on the current `a` and `b`.
-    pub fn find_longest_match<T: Sym>(
-        &mut self,
-        b: &BSide<T>,
-        alo: usize,
-        ahi: usize,
-        blo: usize,
-        bhi: usize,
-    ) -> (usize, usize, usize) {
+    /// difflib's `find_longest_match(alo, ahi, blo, bhi)` on the current `a` and `b`, in window `w`.
+    pub fn find_longest_match<T: Sym>(&mut self, b: &BSide<T>, w: Window) -> (usize, usize, usize) {
+        let Window { alo, ahi, blo, bhi } = w;
         let narrow = T::is_byte();
-        let width = bhi.saturating_sub(blo);
+        let (rows, width, limit) = (w.rows(), w.width(), w.limit());
         let (besti, bestj, bestsize) = if b.all_indexed {
-            let rows = ahi.saturating_sub(alo);
-            let limit = rows.min(width);
             // A run any strategy may start from: the common prefix or suffix of the two ranges
             // (only worth computing where it can reach ANCHOR_MIN_RUN).
             let mut known = 0;
@@ -134,32 +126,31 @@ impl Matcher {
                 };
                 found.map_or((alo, blo, 0), |(i, j)| (i, j, 1))
             } else if known >= ANCHOR_MIN_RUN {
-                self.anchor_core(b, alo, ahi, blo, bhi, known)
+                self.anchor_core(b, w, known)
             } else if narrow && width <= DENSE_MAX_WIDTH {
                 // The DP held in registers where the range fits them, else row by row.
                 let (a, bytes) = (&self.a_bytes[FRONT_PAD..], &b.bytes[FRONT_PAD..]);
-                match longest_run(a, bytes, alo..ahi, blo..bhi, &self.cancel) {
+                match longest_run(a, bytes, w.a_range(), w.b_range(), &self.cancel) {
                     Some(found) => found,
-                    None => self.dense_core(b, alo, ahi, blo, bhi),
+                    None => self.dense_core(b, w),
                 }
             } else {
                 // Wider than a byte can count, or wide text: anchors from the top (measured on
                 // wide label pairs: fewer instructions than difflib's sparse search).
-                self.anchor_core(b, alo, ahi, blo, bhi, known)
+                self.anchor_core(b, w, known)
             }
         } else if narrow {
             // Byte strings with junk or popular elements (long text): the byte-row DPs.
             if width > 0 && width <= DENSE_MAX_WIDTH {
-                self.dense_core(b, alo, ahi, blo, bhi)
+                self.dense_core(b, w)
             } else {
-                self.sparse_core(b, alo, ahi, blo, bhi)
+                self.sparse_core(b, w)
             }
         } else {
             // Ids (lines, wide text) with junk or popular elements: difflib's DP sees only indexed
             // pairs, so the known run is the common prefix (or suffix) of indexed equal pairs, and
             // anchors extend along those. With few equal pairs a row and long runs (lines),
             // anchors from the top visit a few rows where difflib's DP visits all of them.
-            let limit = ahi.saturating_sub(alo).min(width);
             let (mut known, mut prefix) = (0, 0);
             if limit >= ANCHOR_MIN_RUN {
                 prefix = self.run_forward(b, alo, blo, limit);
@@ -172,13 +163,13 @@ impl Matcher {
                 // As above: a whole side matching at the start is the first longest run.
                 (alo, blo, limit)
             } else {
-                self.anchor_core(b, alo, ahi, blo, bhi, known)
+                self.anchor_core(b, w, known)
             }
         };
         if b.all_indexed {
             return (besti, bestj, bestsize);
         }
-        self.extend_longest(b, alo, ahi, blo, bhi, (besti, bestj, bestsize))
+        self.extend_longest(b, w, (besti, bestj, bestsize))
     }
 
     /// The end of `find_longest_match` when `b` has junk or popular elements: its DP's longest run
@@ -189,12 +180,10 @@ impl Matcher {
     pub(super) fn extend_longest<T: Sym>(
         &self,
         b: &BSide<T>,
-        alo: usize,
-        ahi: usize,
-        blo: usize,
-        bhi: usize,
+        w: Window,
         (mut besti, mut bestj, mut bestsize): (usize, usize, usize),
     ) -> (usize, usize, usize) {
+        let Window { alo, ahi, blo, bhi } = w;
         let a = &self.a_ids;
         let bids = &b.ids;
         // Extend with equal non-junk elements (popular ones included), then with equal junk.
@@ -252,13 +241,11 @@ impl Matcher {
     pub(super) fn anchor_core<T: Sym>(
         &mut self,
         b: &BSide<T>,
-        alo: usize,
-        ahi: usize,
-        blo: usize,
-        bhi: usize,
+        w: Window,
         mut known: usize,
     ) -> (usize, usize, usize) {
-        let limit = (ahi.saturating_sub(alo)).min(bhi.saturating_sub(blo));
+        let Window { alo, ahi, blo, .. } = w;
+        let limit = w.limit();
         if limit == 0 {
             return (alo, blo, 0);
         }
@@ -276,13 +263,12 @@ impl Matcher {
                     // An anchor row can scan all of `b`: stop at once (with any run, in bounds).
                     return best;
                 }
-                let window = (alo, ahi, blo, bhi);
                 if T::is_byte() {
                     // Labels: no memo (one closure as small as the byte search needs inlined).
                     // A round with stride >= 2 returns a run of at least 2, and any shorter run it
                     // misses only lowers `known`, a lower bound either way.
                     // A row of one repeated byte meets a match in every column: poll within it.
-                    self.each_match_in_row(b, r, blo, bhi, stride >= 2, |m, j| {
+                    self.each_match_in_row(b, r, w, stride >= 2, |m, j| {
                         if stop {
                             return;
                         }
@@ -290,14 +276,14 @@ impl Matcher {
                             next_poll = work + RUN_LIST_POLL_WORK;
                             stop = m.stopped();
                         }
-                        let run = m.run_through(b, r, j, window);
+                        let run = m.run_through(b, r, j, w);
                         work += 1 + run.2 / 4;
                         keep_longest(&mut best, run);
                     });
                 } else {
                     // A row of equal lines meets a match in every column, each extended across
                     // the range: poll within the row too (every RUN_LIST_POLL_WORK steps).
-                    self.each_match_in_row(b, r, blo, bhi, false, |m, j| {
+                    self.each_match_in_row(b, r, w, false, |m, j| {
                         if stop || (r < last.2 && r - last.0 == j.wrapping_sub(last.1)) {
                             return;
                         }
@@ -305,7 +291,7 @@ impl Matcher {
                             next_poll = work + RUN_LIST_POLL_WORK;
                             stop = m.stopped();
                         }
-                        let run = m.run_through(b, r, j, window);
+                        let run = m.run_through(b, r, j, w);
                         work += 1 + run.2 / 4;
                         last = (run.0, run.1, run.0 + run.2);
                         keep_longest(&mut best, run);
@@ -332,22 +318,22 @@ impl Matcher {
         }
     }
 
-    /// The maximal run through the equal pair `(r, j)` inside the range: (start row, start column,
-    /// length).
+    /// The maximal run through the equal pair `(r, j)` inside window `w`: (start row, start
+    /// column, length).
     #[inline(always)]
     pub(super) fn run_through<T: Sym>(
         &self,
         b: &BSide<T>,
         r: usize,
         j: usize,
-        (alo, ahi, blo, bhi): (usize, usize, usize, usize),
+        Window { alo, ahi, blo, bhi }: Window,
     ) -> (usize, usize, usize) {
         let back = self.run_backward(b, r, j, (r - alo).min(j - blo));
         let len = back + self.run_forward(b, r, j, (ahi - r).min(bhi - j));
         (r - back, j - back, len)
     }
 
-    /// Call `f` with each column `j` in `blo..bhi`, ascending, where `b[j]` equals `a[r]`. Byte
+    /// Call `f` with each column `j` of window `w`, ascending, where `b[j]` equals `a[r]`. Byte
     /// strings compare 16 columns a step; others read `b`'s bitsets.
     ///
     /// With `runs_only`, byte strings may skip a match whose diagonal neighbours (`(r - 1, j - 1)`
@@ -363,8 +349,7 @@ impl Matcher {
         &self,
         b: &BSide<T>,
         r: usize,
-        blo: usize,
-        bhi: usize,
+        w: Window,
         runs_only: bool,
         mut f: impl FnMut(&Self, usize),
     ) {
@@ -376,7 +361,7 @@ impl Matcher {
                 &self.a_bytes,
                 &b.bytes,
                 r,
-                blo..bhi,
+                w.b_range(),
                 runs_only,
                 |j| f(self, j),
             );
@@ -386,6 +371,7 @@ impl Matcher {
         // bitsets; else the bitsets. One call site of `f`, so the anchor search inlines it (with
         // two it did not: a wide `get_close_matches` took 6% more instructions under callgrind).
         let by_positions = !b.all_indexed || !b.has_bits;
+        let (blo, bhi) = (w.blo, w.bhi);
         let mut hits = RowHits::new(self, b, r, blo, bhi, by_positions);
         while let Some(j) = hits.next(b, blo, bhi) {
             f(self, j);
@@ -480,14 +466,8 @@ impl Matcher {
 
     /// The DP part of `find_longest_match` over `b2j`, as difflib runs it: for each row, only the
     /// positions where `a[i]` occurs in `b`.
-    pub(super) fn sparse_core<T: Sym>(
-        &mut self,
-        b: &BSide<T>,
-        alo: usize,
-        ahi: usize,
-        blo: usize,
-        bhi: usize,
-    ) -> (usize, usize, usize) {
+    pub(super) fn sparse_core<T: Sym>(&mut self, b: &BSide<T>, w: Window) -> (usize, usize, usize) {
+        let Window { alo, ahi, blo, bhi } = w;
         let (mut besti, mut bestj, mut bestsize) = (alo, blo, 0usize);
         let stride = self.stride;
         // Row r (counted from alo) writes its j2len into buffer r % 2 and reads the other one. A buffer
@@ -495,7 +475,7 @@ impl Matcher {
         // which is cleared before the buffer is reused and at the end, so a read needs no check: an
         // entry the previous row did not write reads as 0, as difflib's `j2len.get(j - 1, 0)` does.
         let mut written = [(0usize, 0usize); 2];
-        let limit = (ahi.saturating_sub(alo)).min(bhi.saturating_sub(blo));
+        let limit = w.limit();
         debug_assert!(self.cells.len() >= 2 * stride && b.len() < stride);
         let cells = self.cells.as_mut_ptr();
         for i in alo..ahi {
@@ -548,17 +528,10 @@ impl Matcher {
     /// the best so far, at the first column holding that maximum: the cell difflib's `k > bestsize`
     /// test keeps.
     /// Run lengths fit a byte because the range is at most `DENSE_MAX_WIDTH` wide.
-    pub(super) fn dense_core<T: Sym>(
-        &mut self,
-        b: &BSide<T>,
-        alo: usize,
-        ahi: usize,
-        blo: usize,
-        bhi: usize,
-    ) -> (usize, usize, usize) {
+    pub(super) fn dense_core<T: Sym>(&mut self, b: &BSide<T>, w: Window) -> (usize, usize, usize) {
+        let Window { alo, ahi, blo, .. } = w;
         let (mut besti, mut bestj, mut bestsize) = (alo, blo, 0usize);
-        let width = bhi - blo;
-        let limit = (ahi - alo).min(width);
+        let (width, limit) = (w.width(), w.limit());
         let bytes = &b.bytes[FRONT_PAD + blo..];
         let indexed = &b.indexed_mask[blo..];
         self.dense.clear();

@@ -29,6 +29,7 @@ mod hasher;
 mod longest;
 mod recursion;
 mod remap;
+mod window;
 
 use crate::simd::byte_dp::POLL_ROWS;
 use crate::simd::bytes::{BACK_PAD, FRONT_PAD};
@@ -36,6 +37,7 @@ pub use bside::BSide;
 pub use hasher::IdHasher;
 use hasher::IdMap;
 pub use remap::ByteRemap;
+pub use window::Window;
 
 /// The id of an element of `a` that does not occur in `b`.
 pub const NONE: u32 = u32::MAX;
@@ -117,7 +119,8 @@ pub struct Matcher {
     /// between calls.
     cells: Vec<u32>,
     stride: usize,
-    queue: Vec<[u32; 4]>,
+    /// The windows the matching-block recursion has still to search.
+    queue: Vec<Window>,
     blocks: Vec<(u32, u32, u32)>,
     avail: Vec<u32>,
     /// `a` as bytes and two byte rows, for the dense DP on byte strings.
@@ -410,7 +413,7 @@ mod tests {
             for w in windows {
                 let want = difflib_longest_with_junk(&a, &b, autojunk, rule, w);
                 assert_eq!(
-                    m.find_longest_match(&side, w.0, w.1, w.2, w.3),
+                    m.find_longest_match(&side, Window::new(w.0, w.1, w.2, w.3)),
                     want,
                     "case {case} {w:?}"
                 );
@@ -449,7 +452,7 @@ mod tests {
             let never = |_: u32| false;
             let whole = (0, a.len(), 0, b.len());
             assert_eq!(
-                m.find_longest_match(&side, 0, a.len(), 0, b.len()),
+                m.find_longest_match(&side, Window::whole(a.len(), b.len())),
                 difflib_longest_with_junk(&a, &b, case % 2 == 0, never, whole)
             );
             let want = difflib_blocks_with_junk(&a, &b, case % 2 == 0, never);
@@ -625,7 +628,10 @@ mod tests {
                     );
                     for window in [(0, rows, 0, width), (rows / 3, rows, width / 4, width)] {
                         assert_eq!(
-                            m.find_longest_match(&side, window.0, window.1, window.2, window.3),
+                            m.find_longest_match(
+                                &side,
+                                Window::new(window.0, window.1, window.2, window.3)
+                            ),
                             difflib_longest(&a32, &b32, false, window),
                             "{rows} x {width}, trial {trial}, window {window:?}"
                         );
@@ -677,13 +683,13 @@ mod tests {
                 let want = difflib_longest(&a, &b, autojunk, w);
                 m.set_a(&a8, &side8);
                 assert_eq!(
-                    m.find_longest_match(&side8, w.0, w.1, w.2, w.3),
+                    m.find_longest_match(&side8, Window::new(w.0, w.1, w.2, w.3)),
                     want,
                     "bytes {a8:?} {b8:?} {w:?}"
                 );
                 m.set_a(&a, &side32);
                 assert_eq!(
-                    m.find_longest_match(&side32, w.0, w.1, w.2, w.3),
+                    m.find_longest_match(&side32, Window::new(w.0, w.1, w.2, w.3)),
                     want,
                     "wide {a:?} {b:?} {w:?}"
                 );
@@ -731,10 +737,16 @@ mod tests {
         let side = BSide::new(b"ab ab", false);
         let mut m = Matcher::new();
         m.set_a(b" abcd", &side);
-        assert_eq!(m.find_longest_match(&side, 0, 5, 0, 5), (0, 2, 3));
+        assert_eq!(
+            m.find_longest_match(&side, Window::new(0, 5, 0, 5)),
+            (0, 2, 3)
+        );
         let side = BSide::new(b"abcd", false);
         m.set_a(b"abxab", &side);
-        assert_eq!(m.find_longest_match(&side, 0, 5, 0, 4), (0, 0, 2));
+        assert_eq!(
+            m.find_longest_match(&side, Window::new(0, 5, 0, 4)),
+            (0, 0, 2)
+        );
     }
 
     #[test]

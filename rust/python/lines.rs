@@ -12,7 +12,7 @@ use super::ffi::{self, LineKind, Lines};
 use super::interrupt::{run_here, run_pool};
 use super::text::{text_of, with_cancelled_matcher, with_matcher};
 use crate::elements::ElementTable;
-use crate::matcher::{self, BSide};
+use crate::matcher::{self, BSide, Window};
 
 /// A sequence as element codes: a `str`'s code points, a [`Codes`] from
 /// [`SequenceIndex::encode`], or a sequence of ints (ids the caller assigned).
@@ -203,7 +203,7 @@ impl SequenceIndex {
             with_cancelled_matcher(cancel, |m| -> crate::Result<_> {
                 m.reserve_for_a::<u32>(a.len())?;
                 m.set_a(&a, side);
-                Ok(m.find_longest_match(side, alo, ahi, blo, bhi))
+                Ok(m.find_longest_match(side, Window::new(alo, ahi, blo, bhi)))
             })?
         })
     }
