@@ -105,8 +105,9 @@ fn split_and_join<T: Copy + Into<u32> + From<u8>>(lowered: &[T], out: &mut Vec<T
 /// The whole normalisation for an ASCII string (`false`, `out` untouched, when `s` is not all ASCII).
 ///
 /// Performance notes: written without a branch per character (the space before a word and the
-/// character itself are always stored, and the length advances by flags); the loop of pushes it
-/// replaced took most of a `labels_match` call on 60-character labels.
+/// character itself are always stored, and the length advances by flags): a branch per character
+/// mispredicts on text, and was most of a `labels_match` call on 60-character labels
+/// (benches/bench_core.py; history in docs/perf.md).
 pub fn normalise_ascii(s: &[u8], out: &mut Vec<u8>) -> Result<bool> {
     // Every path below writes at most `s.len() + 16` bytes: reserved fallibly here, so their own
     // `reserve`/`resize` never allocate.

@@ -235,9 +235,9 @@ impl Matcher {
     /// and halve, never going below a run already found, so a pair with a long match is decided from
     /// a handful of rows.
     ///
-    /// Performance notes: on ~66-character label pairs this replaced an SSE2 row DP as the default
-    /// (`examples/bench_pairs.rs`: ratio 4.5 us -> see the commit), because that DP visits every row of
-    /// every sub-range of the matching-block recursion (~195 rows a pair) where this visits a few.
+    /// Performance notes: a row DP visits every row of every sub-range of the matching-block
+    /// recursion (~195 rows a pair on ~66-character labels, `examples/bench_pairs.rs`) where this
+    /// visits a few (history: docs/perf.md).
     pub(super) fn anchor_core<T: Sym>(
         &mut self,
         b: &BSide<T>,

@@ -7,8 +7,7 @@
 //! Performance notes (measured on ~60-character label pairs, see benches/bench_core.py):
 //! - difflib's per-row `j2len` dict becomes two arrays (`cells`) alternated by row parity; only the
 //!   entries a row wrote are cleared (two rows later), so a row allocates nothing and a read needs no
-//!   branch. A first version stamped entries with an epoch instead; its unpredictable stamp test cost
-//!   more than the clearing.
+//!   branch (what was tried before: docs/perf.md, "Issue 28: the matcher's kernels").
 //! - Bytes (strings with every code point below 256) index their tables directly; wider text is
 //!   interned into dense ids first.
 //! - `BSide` and `Matcher` keep their buffers between calls (thread-local in the bindings), so a call

@@ -8,10 +8,10 @@
 /// path). Bytes below 0x20 include every ASCII whitespace but the space; other control bytes only
 /// send a label to the general path. `out` is replaced.
 ///
-/// Performance notes: the plain checks and lower-casing took ~9 instructions a character (~1,200
+/// Performance notes: the plain checks and lower-casing take ~9 instructions a character (~1,200
 /// of a ~5,200-instruction `labels_match` call on ~66-character labels, under callgrind); the
-/// byte-at-a-time tail after the last whole block then took ~250 of ~3,760, and is now one more
-/// block overlapping the one before.
+/// last block overlaps the one before rather than ending in a byte-at-a-time tail, which took
+/// ~250 of ~3,760 (history in docs/perf.md).
 #[inline]
 pub fn lower_collapsed(s: &[u8], out: &mut Vec<u8>) -> Option<bool> {
     #[cfg(target_arch = "x86_64")]

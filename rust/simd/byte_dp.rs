@@ -129,8 +129,8 @@ unsafe fn longest_run_lanes(
 ///
 /// Performance notes: one AVX2 vector per 32 columns halves the vector operations of the SSE2
 /// rows for the 17-64-column ranges most sub-ranges of the recursion are (callgrind on label
-/// pairs, `examples/bench_pairs.rs`); no per-row test against the best so far, a branch on the
-/// text that mispredicts (docs/perf.md).
+/// pairs, `examples/bench_pairs.rs`). No per-row test against the best so far: that branch
+/// depends on the text and mispredicts (perf; history in docs/perf.md).
 ///
 /// # Safety
 /// The CPU must support AVX2. (The loads past the asserts below stay inside `bytes` and `a`.)
