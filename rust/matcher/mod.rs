@@ -154,15 +154,17 @@ impl Matcher {
         self.cancel.is_cancelled()
     }
 
-    /// Reserve, fallibly, what [`Matcher::set_a`] fills for an `a` of `n` elements (its ids, and
-    /// for byte strings its padded copy).
-    pub fn reserve_for_a<T: Sym>(&mut self, n: usize) -> Result<()> {
-        alloc::reserve_total(&mut self.a_ids, n)?;
+    /// Reserve, fallibly, what [`Matcher::set_a`] fills for an `a` of `a_len` elements against a
+    /// `b` of `b_len`: `a`'s ids (and for byte strings its padded copy), and the two DP rows over
+    /// `b` (`cells`). After it, `set_a` allocates nothing sized by the input.
+    pub fn reserve_for<T: Sym>(&mut self, a_len: usize, b_len: usize) -> Result<()> {
+        alloc::reserve_total(&mut self.a_ids, a_len)?;
         if T::is_byte() {
-            let padded = alloc::sum(n, FRONT_PAD + BACK_PAD, "a sequence")?;
+            let padded = alloc::sum(a_len, FRONT_PAD + BACK_PAD, "a sequence")?;
             alloc::reserve_total(&mut self.a_bytes, padded)?;
         }
-        Ok(())
+        let cells = alloc::product(2, alloc::sum(b_len, 1, "a sequence")?, "a sequence")?;
+        alloc::reserve_total(&mut self.cells, cells)
     }
 
     /// [`ratio_with`] with the buffers reserved fallibly first.
@@ -174,7 +176,7 @@ impl Matcher {
         autojunk: bool,
     ) -> Result<f64> {
         side.reserve_for(b.len())?;
-        self.reserve_for_a::<T>(a.len())?;
+        self.reserve_for::<T>(a.len(), b.len())?;
         Ok(ratio_with(self, side, a, b, autojunk))
     }
 
@@ -219,7 +221,7 @@ pub fn ratio_with<T: Sym>(
 pub fn quick_ratio<T: Sym>(a: &[T], b: &[T]) -> Result<f64> {
     let side = BSide::try_new(b, false)?;
     let mut m = Matcher::new();
-    m.reserve_for_a::<T>(a.len())?;
+    m.reserve_for::<T>(a.len(), b.len())?;
     m.set_a(a, &side);
     Ok(ratio_of(m.quick_matches(&side), a.len() + b.len()))
 }
@@ -400,7 +402,7 @@ mod tests {
                 for &id in &b_in {
                     counts[id as usize] += 1;
                 }
-                side = BSide::of_dense_ids(b_in.clone(), counts, autojunk, junk_of);
+                side = BSide::of_dense_ids(b_in.clone(), counts, autojunk, junk_of).unwrap();
             } else if dense {
                 side.rebuild_dense(&b_in, autojunk, junk_of);
             } else {
@@ -705,6 +707,79 @@ mod tests {
         }
     }
 
+    /// The input-sized buffers `BSide::rebuild` and `Matcher::set_a` fill, as pointers: equal
+    /// before and after a call when it allocated none of them.
+    fn buffers<T: Sym>(side: &BSide<T>, m: &Matcher) -> Vec<usize> {
+        let s = side;
+        vec![
+            s.seq.as_ptr() as usize,
+            s.ids.as_ptr() as usize,
+            s.positions.as_ptr() as usize,
+            s.run_ids.as_ptr() as usize,
+            s.counts.as_ptr() as usize,
+            s.run_start.as_ptr() as usize,
+            s.run_len.as_ptr() as usize,
+            s.junk.as_ptr() as usize,
+            s.popular.as_ptr() as usize,
+            s.present.as_ptr() as usize,
+            s.elems.as_ptr() as usize,
+            s.bytes.as_ptr() as usize,
+            s.indexed_mask.as_ptr() as usize,
+            m.a_ids.as_ptr() as usize,
+            m.a_bytes.as_ptr() as usize,
+            m.cells.as_ptr() as usize,
+        ]
+    }
+
+    /// After `reserve_for` (both sides' lengths), indexing a `b` (with junk and popular elements,
+    /// or none) and setting an `a` allocate none of the buffers sized by the input: a size the
+    /// machine cannot hold fails in `reserve_for`, as an error, not as an abort later.
+    #[test]
+    fn reservations_cover_every_input_sized_buffer() {
+        fn case<T: Sym>(a: &[T], b: &[T], junk: bool) {
+            let mut side = BSide::<T>::default();
+            let mut m = Matcher::new();
+            side.reserve_for(b.len()).unwrap();
+            m.reserve_for::<T>(a.len(), b.len()).unwrap();
+            let before = buffers(&side, &m);
+            let mut is_junk = |x: T| x.code() % 5 == 0;
+            let is_junk: Option<&mut dyn FnMut(T) -> bool> = junk.then_some(&mut is_junk);
+            side.rebuild(b, true, is_junk);
+            m.set_a(a, &side);
+            assert_eq!(buffers(&side, &m), before, "{} / {}", a.len(), b.len());
+            if !junk {
+                let want: usize = matching_blocks(a, b, true).iter().map(|x| x.2).sum();
+                assert_eq!(m.matches(&side), want);
+            }
+        }
+        let mut rng = Rng(0xA110_C8ED);
+        for n in [1, 30, 250, 900] {
+            for distinct in [3, 50, 5000] {
+                let b: Vec<u32> = (0..n).map(|_| 1 + rng.below(distinct) as u32).collect();
+                let a: Vec<u32> = (0..n / 2).map(|_| 1 + rng.below(distinct) as u32).collect();
+                for junk in [false, true] {
+                    case(&a, &b, junk);
+                    if distinct < 256 {
+                        let (a8, b8): (Vec<u8>, Vec<u8>) = (
+                            a.iter().map(|&x| x as u8).collect(),
+                            b.iter().map(|&x| x as u8).collect(),
+                        );
+                        case(&a8, &b8, junk);
+                    }
+                }
+            }
+        }
+        let too_large = isize::MAX as usize / 2;
+        assert!(matches!(
+            Matcher::new().reserve_for::<u32>(0, too_large),
+            Err(crate::Error::OutOfMemory(_))
+        ));
+        assert!(matches!(
+            BSide::<u32>::default().reserve_for(too_large),
+            Err(crate::Error::OutOfMemory(_))
+        ));
+    }
+
     #[test]
     fn known_difflib_values() {
         // Values printed by CPython 3.11's difflib.
@@ -760,7 +835,7 @@ mod tests {
         for &id in &ids {
             counts[id as usize] += 1;
         }
-        let side = BSide::of_dense_ids(ids.clone(), counts, true, Some(&mut |id| id == 1));
+        let side = BSide::of_dense_ids(ids.clone(), counts, true, Some(&mut |id| id == 1)).unwrap();
         assert!(side.popular_elements() == [3] && side.junk_elements() == [1]);
         for id in 0..289u32 {
             let first = ids
