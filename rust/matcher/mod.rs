@@ -36,6 +36,7 @@ pub use bside::BSide;
 pub use hasher::IdHasher;
 use hasher::IdMap;
 pub use remap::ByteRemap;
+use window::PackedWindow;
 pub use window::Window;
 
 /// The id of an element of `a` that does not occur in `b`.
@@ -119,7 +120,7 @@ pub struct Matcher {
     cells: Vec<u32>,
     stride: usize,
     /// The windows the matching-block recursion has still to search.
-    queue: Vec<Window>,
+    queue: Vec<PackedWindow>,
     blocks: Vec<(u32, u32, u32)>,
     avail: Vec<u32>,
     /// `a` as bytes and two byte rows, for the dense DP on byte strings.

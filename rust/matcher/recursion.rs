@@ -7,7 +7,8 @@ use crate::simd::bytes::first_equal_byte;
 impl Matcher {
     /// Process one pending window: find its longest match, queue the windows either side.
     /// Returns the match size and the change in the pending bound (what the new windows could add).
-    pub(super) fn step<T: Sym>(&mut self, b: &BSide<T>, w: Window) -> (usize, usize) {
+    pub(super) fn step<T: Sym>(&mut self, b: &BSide<T>, packed: PackedWindow) -> (usize, usize) {
+        let w = Window::from(packed);
         let listed = if !T::is_byte() && self.runs_listed {
             self.longest_listed_run(w)
         } else {
@@ -29,9 +30,14 @@ impl Matcher {
         let mut added = 0;
         if k > 0 {
             self.blocks.push((i as u32, j as u32, k as u32));
-            for side in w.split_at((i, j, k)).into_iter().flatten() {
-                self.queue.push(side);
-                added += side.limit();
+            let [before, after] = w.split_at((i, j, k));
+            if let Some(before) = before {
+                self.queue.push(before.into());
+                added += before.limit();
+            }
+            if let Some(after) = after {
+                self.queue.push(after.into());
+                added += after.limit();
             }
         }
         (k, added)
@@ -81,7 +87,8 @@ impl Matcher {
     pub(super) fn start<T: Sym>(&mut self, b: &BSide<T>) {
         self.queue.clear();
         self.blocks.clear();
-        self.queue.push(Window::whole(self.a_ids.len(), b.len()));
+        self.queue
+            .push(Window::whole(self.a_ids.len(), b.len()).into());
         self.runs_listed = !T::is_byte()
             && self.a_ids.len() >= RUN_LIST_MIN_ROWS
             && b.len() >= RUN_LIST_STRIDE
@@ -225,7 +232,7 @@ impl Matcher {
             if self.cancel.is_cancelled() {
                 return false;
             }
-            pending -= w.limit();
+            pending -= Window::from(w).limit();
             let (k, added) = self.step(b, w);
             found += k;
             pending += added;

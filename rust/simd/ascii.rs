@@ -38,6 +38,7 @@ fn lower(c: u8) -> u8 {
 /// The CPU must support SSE2 (every x86_64 CPU does).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "sse2")]
+#[inline]
 unsafe fn lower_collapsed_sse2(s: &[u8], out: &mut Vec<u8>) -> Option<bool> {
     use std::arch::x86_64::*;
     let n = s.len();

@@ -24,7 +24,8 @@ pub const POLL_ROWS: usize = 1024;
 
 /// difflib's longest run of equal bytes in `a[rows]` x `b[cols]` when every byte of `b` is
 /// indexed (no junk, no popular byte): `(i, j, size)` of the first longest run in (row, column)
-/// order, or `(rows.start, cols.start, 0)`. `a` and `b` are views from the first byte. None when
+/// order, or `(rows.start, cols.start, 0)` (an empty range's answer). `a` and `b` are views from
+/// the first byte. None when
 /// the range fits no register DP: over [`REG_COLUMNS_MAX`] columns, and with AVX2 also too wide
 /// for it transposed; the caller then runs the DP row by row ([`dense_row`]). Polls `cancel` every
 /// [`POLL_ROWS`] rows (once cancelled, the answer means nothing).
@@ -34,7 +35,9 @@ pub const POLL_ROWS: usize = 1024;
 /// whichever way round takes fewer vector steps; others take the SSE2 register DP (plain code
 /// off x86_64).
 ///
-/// Panics if the ranges are not inside the strings or `b` lacks [`BACK_PAD`] bytes after `cols`.
+/// The ranges must lie inside the strings (each start at most its end) and `b` must extend
+/// [`BACK_PAD`] bytes past `cols`; otherwise this panics or answers nothing meaningful, but never
+/// reads outside the slices.
 ///
 /// Performance notes: a range taller than wide took one step per row; transposed it takes one per
 /// column. Over the sample pairs' sub-ranges (`examples/bench_pairs.rs`) that is 170 -> 130 vector
@@ -49,9 +52,6 @@ pub fn longest_run(
     cancel: &Cancel,
 ) -> Option<(usize, usize, usize)> {
     let (alo, ahi, blo, bhi) = (rows.start, rows.end, cols.start, cols.end);
-    if ahi <= alo || bhi <= blo {
-        return Some((alo, blo, 0));
-    }
     #[cfg(target_arch = "x86_64")]
     if super::has_avx2() {
         // SAFETY: the CPU has AVX2 (checked above).
@@ -75,7 +75,7 @@ pub fn longest_run(
 /// # Safety
 /// The CPU must support AVX2.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
+#[inline(always)]
 unsafe fn longest_run_lanes(
     a: &[u8],
     b: &[u8],
@@ -99,7 +99,7 @@ unsafe fn longest_run_lanes(
     Some(unsafe {
         if transpose {
             let (i, j, k) = match rows.div_ceil(32) {
-                1 => longest_run_lanes_avx2::<1, true>(b, a, blo, bhi, alo, ahi),
+                0 | 1 => longest_run_lanes_avx2::<1, true>(b, a, blo, bhi, alo, ahi),
                 2 => longest_run_lanes_avx2::<2, true>(b, a, blo, bhi, alo, ahi),
                 3 => longest_run_lanes_avx2::<3, true>(b, a, blo, bhi, alo, ahi),
                 _ => longest_run_lanes_avx2::<4, true>(b, a, blo, bhi, alo, ahi),
@@ -107,7 +107,7 @@ unsafe fn longest_run_lanes(
             (j, i, k)
         } else {
             match width.div_ceil(32) {
-                1 => longest_run_lanes_avx2::<1, false>(a, b, alo, ahi, blo, bhi),
+                0 | 1 => longest_run_lanes_avx2::<1, false>(a, b, alo, ahi, blo, bhi),
                 2 => longest_run_lanes_avx2::<2, false>(a, b, alo, ahi, blo, bhi),
                 3 => longest_run_lanes_avx2::<3, false>(a, b, alo, ahi, blo, bhi),
                 _ => longest_run_lanes_avx2::<4, false>(a, b, alo, ahi, blo, bhi),

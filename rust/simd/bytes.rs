@@ -134,7 +134,7 @@ fn each_equal_in_row_16(
 /// [`each_equal_in_row`] 32 columns a step.
 ///
 /// # Safety
-/// The CPU must support AVX2. (Every load reads a bounds-checked slice.)
+/// The CPU must support AVX2. (The loads stay inside `b`: asserted on entry.)
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn each_equal_in_row_avx2(
@@ -152,19 +152,24 @@ unsafe fn each_equal_in_row_avx2(
     let above = _mm256_set1_epi8(a[row - 1] as i8);
     let below = _mm256_set1_epi8(a[row + 1] as i8);
     let (blo, bhi) = (cols.start, cols.end);
+    // The loads below read the 32 bytes from FRONT_PAD + c - 1, FRONT_PAD + c and FRONT_PAD + c + 1
+    // for columns c < bhi: all inside `b` when it extends BACK_PAD (32) bytes past column bhi - 1
+    // (and FRONT_PAD >= 1 bytes before column 0).
+    assert!(bhi
+        .checked_add(FRONT_PAD + BACK_PAD)
+        .is_some_and(|end| end <= b.len()));
+    let p = b.as_ptr();
     let mut c = blo;
     while c < bhi {
-        // `b` holds FRONT_PAD bytes before the string and BACK_PAD (32) after it: the 32 bytes
-        // from any column c - 1, c or c + 1 (c < len(b)) are inside.
         let at = FRONT_PAD + c;
-        // SAFETY: each load reads the 32 bytes of a bounds-checked slice.
-        let v = unsafe { _mm256_loadu_si256(b[at..at + 32].as_ptr().cast()) };
+        // SAFETY: at + 32 <= FRONT_PAD + bhi - 1 + 32 < b.len() (asserted above).
+        let v = unsafe { _mm256_loadu_si256(p.add(at).cast()) };
         let mut hits = _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, x)) as u32;
         if runs_only && hits != 0 {
-            // SAFETY: as above.
-            let left = unsafe { _mm256_loadu_si256(b[at - 1..at + 31].as_ptr().cast()) };
-            // SAFETY: as above.
-            let right = unsafe { _mm256_loadu_si256(b[at + 1..at + 33].as_ptr().cast()) };
+            // SAFETY: at - 1 >= 0 (FRONT_PAD >= 1), and at - 1 + 32 < b.len() as above.
+            let left = unsafe { _mm256_loadu_si256(p.add(at - 1).cast()) };
+            // SAFETY: at + 1 + 32 <= FRONT_PAD + bhi + 32 <= b.len() (asserted above).
+            let right = unsafe { _mm256_loadu_si256(p.add(at + 1).cast()) };
             let before = _mm256_movemask_epi8(_mm256_cmpeq_epi8(left, above)) as u32;
             let after = _mm256_movemask_epi8(_mm256_cmpeq_epi8(right, below)) as u32;
             hits &= before | after;

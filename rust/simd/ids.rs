@@ -12,7 +12,7 @@ const SCALAR_RUN_PREFIX: usize = 8;
 /// common), where four ids a step (SSE2, in the x86_64 baseline) cut the run extension's
 /// instructions about threefold against one id a step (callgrind, `benches/bench_difflib.py`'s
 /// line diffs).
-#[inline]
+#[inline(always)]
 pub fn common_prefix(x: &[u32], y: &[u32]) -> usize {
     let n = x.len().min(y.len());
     let (x, y) = (&x[..n], &y[..n]);
@@ -36,7 +36,7 @@ pub fn common_prefix(x: &[u32], y: &[u32]) -> usize {
 }
 
 /// How many trailing elements of `x` and `y` are equal (up to the shorter's length).
-#[inline]
+#[inline(always)]
 pub fn common_suffix(x: &[u32], y: &[u32]) -> usize {
     let n = x.len().min(y.len());
     let (x, y) = (&x[x.len() - n..], &y[y.len() - n..]);
