@@ -171,7 +171,8 @@ impl PairDecider {
             return Ok(false);
         }
         self.narrow.reserve_for(incoming.len())?;
-        self.matcher.reserve_for_a::<u8>(stored.len())?;
+        self.matcher
+            .reserve_for::<u8>(stored.len(), incoming.len())?;
         self.narrow.rebuild(incoming, true, None);
         self.matcher.set_a(stored, &self.narrow);
         Ok(self.matcher.ratio_at_least(&self.narrow, p.threshold))
@@ -187,14 +188,15 @@ impl PairDecider {
         use crate::Text;
         if let (Text::Narrow(a), Text::Narrow(b)) = (stored, incoming) {
             self.narrow.reserve_for(b.len())?;
-            self.matcher.reserve_for_a::<u8>(a.len())?;
+            self.matcher.reserve_for::<u8>(a.len(), b.len())?;
             self.narrow.rebuild(b, true, None);
             return Ok(decide(&mut self.matcher, a, &self.narrow, p));
         }
         stored.codepoints_into(&mut self.wide_stored)?;
         incoming.codepoints_into(&mut self.wide_incoming)?;
         self.wide.reserve_for(self.wide_incoming.len())?;
-        self.matcher.reserve_for_a::<u32>(self.wide_stored.len())?;
+        self.matcher
+            .reserve_for::<u32>(self.wide_stored.len(), self.wide_incoming.len())?;
         self.wide.rebuild(&self.wide_incoming, true, None);
         Ok(decide(&mut self.matcher, &self.wide_stored, &self.wide, p))
     }
@@ -251,7 +253,8 @@ impl PairDecider {
             return Ok(answer);
         }
         self.wide.reserve_for(incoming.len())?;
-        self.matcher.reserve_for_a::<u32>(stored.len())?;
+        self.matcher
+            .reserve_for::<u32>(stored.len(), incoming.len())?;
         self.wide.rebuild(incoming, true, None);
         Ok(settle_exactly(&mut self.matcher, stored, &self.wide, p))
     }

@@ -9,6 +9,8 @@
 //! element and hashes only where guesses miss; where they mostly miss, items are hashed in blocks
 //! whose table slots are prefetched. Slots are 8 bytes (half of the hash, the id).
 
+use crate::alloc;
+use crate::error::Error;
 use crate::matcher::BSide;
 
 /// The items of one sequence, as the table reads them.
@@ -19,8 +21,9 @@ use crate::matcher::BSide;
 pub trait Elements {
     /// What the table keeps of a distinct element (the bindings: a reference to the object).
     type Kept;
-    /// A failure to hash or compare (the bindings: a Python exception).
-    type Error;
+    /// A failure to hash or compare (the bindings: a Python exception), or to allocate the
+    /// table (an [`Error::OutOfMemory`] turned into it).
+    type Error: From<Error>;
     /// One item, as read from the sequence.
     type Item<'a>: Copy
     where
@@ -100,11 +103,13 @@ impl<K> ElementTable<K> {
             return Ok(None);
         }
         let capacity = (n + n / 2).next_power_of_two().max(16);
+        // Every buffer sized by the items is allocated fallibly: pushes beyond `ids` (reserved
+        // whole) come once per distinct element.
         let mut table = ElementTable {
-            slots: vec![(0, EMPTY_SLOT); capacity],
+            slots: alloc::filled((0, EMPTY_SLOT), capacity)?,
             elems: Vec::new(),
         };
-        let mut ids = Vec::with_capacity(n);
+        let mut ids = alloc::with_capacity(n)?;
         let mut counts: Vec<u32> = Vec::new();
         // One item at a time, the next ones prefetched only when hashing reads their data
         // (docs/perf.md: faster than blocks here).
@@ -132,8 +137,8 @@ impl<K> ElementTable<K> {
                 Err(slot) => {
                     let id = table.elems.len() as u32;
                     table.slots[slot] = (hash as u32, id);
-                    table.elems.push(items.keep(item));
-                    counts.push(1);
+                    alloc::push(&mut table.elems, items.keep(item))?;
+                    alloc::push(&mut counts, 1)?;
                     id
                 }
             });
@@ -192,7 +197,7 @@ impl<K> ElementTable<K> {
         const GUESSING_WINDOW: usize = 64;
         const HASHING_WINDOW: usize = 512;
         let absent = self.elems.len() as u32;
-        let mut codes = Vec::with_capacity(n);
+        let mut codes = alloc::with_capacity(n)?;
         // The position in `b` whose element the next item is guessed to equal.
         let mut next = 0usize;
         // Where the guess goes on after a missed guess found `id`: past its first occurrence, or
@@ -303,7 +308,7 @@ impl<K> ElementTable<K> {
                     return Ok(false);
                 }
                 let hash = items.hash(item)?;
-                prefetch_slot(&self.slots[hash as usize & mask]);
+                crate::simd::prefetch(&self.slots[hash as usize & mask]);
                 *entry = Some((item, hash));
             }
             for &(item, hash) in block[..len].iter().flatten() {
@@ -326,19 +331,6 @@ fn equal_out_of_line<'a, E: Elements>(
     items.equal(kept, item)
 }
 
-/// Ask the CPU to load the cache line holding `slot` (a hint: no effect elsewhere than x86_64).
-#[inline(always)]
-fn prefetch_slot(slot: &(u32, u32)) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: prefetching is a hint that never faults; the address is a live slot.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>((slot as *const (u32, u32)).cast()) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = slot;
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -355,7 +347,7 @@ mod tests {
 
     impl Elements for Lines<'_> {
         type Kept = String;
-        type Error = ();
+        type Error = Error;
         type Item<'a>
             = Option<&'a str>
         where
@@ -374,18 +366,18 @@ mod tests {
         fn admits(&self, item: Option<&str>) -> bool {
             item.is_some()
         }
-        fn hash(&self, item: Option<&str>) -> Result<u64, ()> {
+        fn hash(&self, item: Option<&str>) -> Result<u64, Error> {
             let mut h = std::collections::hash_map::DefaultHasher::new();
             item.hash(&mut h);
             Ok(h.finish() % 7) // collisions on purpose
         }
-        fn equal(&self, kept: &String, item: Option<&str>) -> Result<bool, ()> {
+        fn equal(&self, kept: &String, item: Option<&str>) -> Result<bool, Error> {
             Ok(item == Some(kept.as_str()))
         }
         fn keep(&self, item: Option<&str>) -> String {
             item.unwrap_or_default().to_string()
         }
-        fn poll(&mut self) -> Result<(), ()> {
+        fn poll(&mut self) -> Result<(), Error> {
             self.polls += 1;
             Ok(())
         }
@@ -451,7 +443,8 @@ mod tests {
             let distinct = built.table.elements().len();
             assert_eq!(built.counts.len(), distinct);
             assert_eq!(built.counts.iter().sum::<u32>() as usize, b.len());
-            let side = BSide::of_dense_ids(built.ids.clone(), built.counts.clone(), false, None);
+            let side =
+                BSide::of_dense_ids(built.ids.clone(), built.counts.clone(), false, None).unwrap();
             let codes = built
                 .table
                 .code(&mut lines(&a_items), &side)
@@ -467,7 +460,8 @@ mod tests {
         assert!(ElementTable::build(&mut lines(&b)).unwrap().is_none());
         let b = [Some("x"), Some("y")];
         let built = ElementTable::build(&mut lines(&b)).unwrap().unwrap();
-        let side = BSide::of_dense_ids(built.ids.clone(), built.counts.clone(), false, None);
+        let side =
+            BSide::of_dense_ids(built.ids.clone(), built.counts.clone(), false, None).unwrap();
         let a = [Some("x"), None, Some("y")];
         assert!(built.table.code(&mut lines(&a), &side).unwrap().is_none());
         let many: Vec<Option<&str>> = (0..3 * POLL_ITEMS).map(|_| Some("x")).collect();

@@ -105,8 +105,9 @@ fn split_and_join<T: Copy + Into<u32> + From<u8>>(lowered: &[T], out: &mut Vec<T
 /// The whole normalisation for an ASCII string (`false`, `out` untouched, when `s` is not all ASCII).
 ///
 /// Performance notes: written without a branch per character (the space before a word and the
-/// character itself are always stored, and the length advances by flags); the loop of pushes it
-/// replaced took most of a `labels_match` call on 60-character labels.
+/// character itself are always stored, and the length advances by flags): a branch per character
+/// mispredicts on text, and was most of a `labels_match` call on 60-character labels
+/// (benches/bench_core.py; history in docs/perf.md).
 pub fn normalise_ascii(s: &[u8], out: &mut Vec<u8>) -> Result<bool> {
     // Every path below writes at most `s.len() + 16` bytes: reserved fallibly here, so their own
     // `reserve`/`resize` never allocate.
@@ -115,8 +116,8 @@ pub fn normalise_ascii(s: &[u8], out: &mut Vec<u8>) -> Result<bool> {
 }
 
 fn normalise_ascii_reserved(s: &[u8], out: &mut Vec<u8>) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    match lower_collapsed_ascii_sse2(s, out) {
+    // The common case (an ASCII label already split and joined), 16 bytes a step.
+    match crate::simd::ascii::lower_collapsed(s, out) {
         Some(false) => return false,
         Some(true) => {
             while out
@@ -163,91 +164,6 @@ fn normalise_ascii_reserved(s: &[u8], out: &mut Vec<u8>) -> bool {
     }
     out.truncate(n);
     true
-}
-
-/// The common case of `normalise_ascii` 16 bytes a step: `Some(false)` when `s` is not ASCII,
-/// `Some(true)` with `out` = `s` lower-cased when `s` is ASCII with no byte below 0x20, no two
-/// spaces in a row and none at either end (already split and joined: most labels), else `None`
-/// (`out` undefined: the caller runs the general path). Bytes below 0x20 include every ASCII
-/// whitespace but the space; other control bytes only send a label to the general path.
-///
-/// Performance notes: the scalar checks and lower-casing took ~9 instructions a character (~1,200
-/// of a ~5,200-instruction `labels_match` call on ~66-character labels, under callgrind); the
-/// byte-at-a-time tail after the last whole block then took ~250 of ~3,760, and is now one more
-/// block overlapping the one before.
-#[cfg(target_arch = "x86_64")]
-fn lower_collapsed_ascii_sse2(s: &[u8], out: &mut Vec<u8>) -> Option<bool> {
-    use std::arch::x86_64::*;
-    let n = s.len();
-    out.clear();
-    out.reserve(n + 16);
-    let (Some(&first), Some(&last)) = (s.first(), s.last()) else {
-        return Some(true);
-    };
-    let mut bad = (first == b' ') | (last == b' ');
-    let mut k = 0;
-    // SAFETY: SSE2 is in the x86_64 baseline; `block(at)` runs only with at + 16 <= n, reading
-    // s[at..at + 16] (and s[at + 1..at + 17] only when at + 17 <= n) and writing out's spare
-    // capacity (n + 16 reserved) before set_len(n).
-    unsafe {
-        let dst = out.as_mut_ptr();
-        let (space, below_a, above_z, control) = (
-            _mm_set1_epi8(b' ' as i8),
-            _mm_set1_epi8(b'A' as i8 - 1),
-            _mm_set1_epi8(b'Z' as i8 + 1),
-            _mm_set1_epi8(0x20),
-        );
-        // The 16 bytes at `at`: false when one is not ASCII; else flags bad ones (below 0x20, or
-        // a space followed by a space: the next byte read past the block while `at + 17 <= n`,
-        // else within it) and stores them lower-cased.
-        let mut block = |at: usize| -> bool {
-            let v = _mm_loadu_si128(s.as_ptr().add(at).cast());
-            if _mm_movemask_epi8(v) != 0 {
-                return false;
-            }
-            // ASCII bytes are non-negative, so signed compares order them.
-            let mut flags = _mm_movemask_epi8(_mm_cmplt_epi8(v, control));
-            let spaces = _mm_cmpeq_epi8(v, space);
-            let next_spaces = if at + 17 <= n {
-                _mm_cmpeq_epi8(_mm_loadu_si128(s.as_ptr().add(at + 1).cast()), space)
-            } else {
-                // Lane t holds lane t + 1; the last lane (the string's last byte) gets zero.
-                _mm_srli_si128::<1>(spaces)
-            };
-            flags |= _mm_movemask_epi8(_mm_and_si128(spaces, next_spaces));
-            bad |= flags != 0;
-            let upper = _mm_and_si128(_mm_cmpgt_epi8(v, below_a), _mm_cmplt_epi8(v, above_z));
-            let lowered = _mm_or_si128(v, _mm_and_si128(upper, control));
-            _mm_storeu_si128(dst.add(at).cast(), lowered);
-            true
-        };
-        while k + 16 <= n {
-            if !block(k) {
-                return Some(false);
-            }
-            k += 16;
-        }
-        if k < n && n >= 16 {
-            // The last 16 bytes, overlapping the block before: no byte-at-a-time tail.
-            if !block(n - 16) {
-                return Some(false);
-            }
-            k = n;
-        }
-        for i in k..n {
-            let c = s[i];
-            if c >= 0x80 {
-                return Some(false);
-            }
-            bad |= c < 0x20 || (c == b' ' && i + 1 < n && s[i + 1] == b' ');
-            *dst.add(i) = c | (((c.wrapping_sub(b'A') < 26) as u8) << 5);
-        }
-        if bad {
-            return None;
-        }
-        out.set_len(n);
-    }
-    Some(true)
 }
 
 /// Python's `str.lower()` of a code point below 256: every such mapping is one code point in the

@@ -1,6 +1,5 @@
 //! difflib's index of the second sequence (`b2j`, junk and popular rules), as `__chain_b` builds it.
 
-use super::kernels::*;
 use super::*;
 
 /// The second sequence prepared once, as difflib's `__chain_b` prepares it.
@@ -95,20 +94,36 @@ impl<T: Sym> BSide<T> {
         Ok(side)
     }
 
-    /// Reserve, fallibly, the buffers a `rebuild` of `n` elements fills with `n` entries (the
-    /// sequence, its ids, `b2j`'s positions, and for byte strings the padded copy and mask), so
-    /// a `b` the machine cannot hold is an error here, not an abort inside `rebuild`. (Per-id
-    /// tables grow with the distinct elements; the run ids of a `b` with junk are not reserved.)
+    /// Reserve, fallibly, the buffers a `rebuild` of `n` elements fills (the sequence, its ids,
+    /// `b2j`'s positions, the run ids of a `b` with junk or popular elements, the per-id tables
+    /// for up to `n` distinct elements, and for byte strings the padded copy and mask), so a `b`
+    /// the machine cannot hold is an error here, not an abort inside `rebuild`. What `rebuild`
+    /// still allocates is bounded apart from `n`: the bitsets (`BITSET_MAX_WORDS`) and the map
+    /// interning code points past 255 (at most one entry per Unicode code point).
     pub fn reserve_for(&mut self, n: usize) -> Result<()> {
         alloc::reserve_total(&mut self.seq, n)?;
         alloc::reserve_total(&mut self.ids, n)?;
         alloc::reserve_total(&mut self.positions, n)?;
+        alloc::reserve_total(&mut self.run_ids, n)?;
+        // A byte string's ids are its bytes; other sequences have at most one id an element.
+        self.reserve_ids(if T::is_byte() { 256 } else { n })?;
         if T::is_byte() {
-            let padded = alloc::sum(n, FRONT_PAD + DENSE_PAD, "a sequence")?;
+            let padded = alloc::sum(n, FRONT_PAD + BACK_PAD, "a sequence")?;
             alloc::reserve_total(&mut self.bytes, padded)?;
             alloc::reserve_total(&mut self.indexed_mask, padded)?;
         }
         Ok(())
+    }
+
+    /// Reserve, fallibly, the per-id tables for `nids` ids.
+    fn reserve_ids(&mut self, nids: usize) -> Result<()> {
+        alloc::reserve_total(&mut self.counts, nids)?;
+        alloc::reserve_total(&mut self.run_start, nids)?;
+        alloc::reserve_total(&mut self.run_len, nids)?;
+        alloc::reserve_total(&mut self.junk, nids)?;
+        alloc::reserve_total(&mut self.popular, nids)?;
+        alloc::reserve_total(&mut self.present, nids)?;
+        alloc::reserve_total(&mut self.elems, nids)
     }
 
     /// `rebuild` for codes that may already be dense ids in first-occurrence order (the k-th distinct
@@ -276,9 +291,9 @@ impl<T: Sym> BSide<T> {
                     0xFF
                 }
             }));
-            self.bytes.resize(self.bytes.len() + DENSE_PAD, 0);
+            self.bytes.resize(self.bytes.len() + BACK_PAD, 0);
             self.indexed_mask
-                .resize(self.indexed_mask.len() + DENSE_PAD, 0);
+                .resize(self.indexed_mask.len() + BACK_PAD, 0);
         }
         let all_indexed = total == n;
         self.all_indexed = all_indexed;
@@ -363,9 +378,9 @@ impl<T: Sym> BSide<T> {
         self.bytes.clear();
         self.bytes.resize(FRONT_PAD, 0);
         self.bytes.extend(b.iter().map(|&x| x.code() as u8));
-        self.bytes.resize(self.bytes.len() + DENSE_PAD, 0);
+        self.bytes.resize(self.bytes.len() + BACK_PAD, 0);
         self.indexed_mask.clear();
-        self.indexed_mask.resize(n + DENSE_PAD, 0xFF);
+        self.indexed_mask.resize(n + BACK_PAD, 0xFF);
     }
 
     /// Make `bits` hold `nids` rows wide enough for a `b` of length `n`, all zero outside the rows
@@ -541,22 +556,29 @@ impl BSide<u32> {
     /// Performance notes (callgrind, `get_opcodes` over bench_difflib's line diffs, 10% edited):
     /// indexing `b` took 101 instructions a line through `rebuild_dense`, 68 this way (with the
     /// table's counts and `index_counted`'s fill); the whole call went from 597 to 562.
+    ///
+    /// The buffers sized by `ids` and `counts` are allocated fallibly: an index the machine
+    /// cannot hold is [`crate::Error::OutOfMemory`].
     pub fn of_dense_ids(
         ids: Vec<u32>,
         counts: Vec<u32>,
         autojunk: bool,
         is_junk: Option<&mut dyn FnMut(u32) -> bool>,
-    ) -> Self {
+    ) -> Result<Self> {
         let distinct = counts.len();
         debug_assert!(ids.iter().all(|&id| (id as usize) < distinct));
         debug_assert_eq!(counts.iter().map(|&c| c as usize).sum::<usize>(), ids.len());
+        let n = ids.len();
         let mut side = BSide {
-            seq: ids.clone(),
+            seq: alloc::copy_of(&ids)?,
             ids,
             counts,
             dense_codes: true,
             ..BSide::default()
         };
+        alloc::reserve_total(&mut side.positions, n)?;
+        alloc::reserve_total(&mut side.run_ids, n)?;
+        side.reserve_ids(distinct)?;
         side.present.extend(0..distinct as u32);
         side.elems.extend(0..distinct as u32);
         side.run_start.resize(distinct, 0);
@@ -564,6 +586,6 @@ impl BSide<u32> {
         side.junk.resize(distinct, false);
         side.popular.resize(distinct, false);
         side.index_counted(autojunk, is_junk);
-        side
+        Ok(side)
     }
 }

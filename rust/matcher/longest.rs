@@ -1,8 +1,24 @@
 //! difflib's `find_longest_match` and the strategies that answer it: the row scan over position
 //! lists or bitsets, the anchored extension, the sparse and dense (byte DP) searches.
 
-use super::kernels::*;
 use super::*;
+use crate::simd::byte_dp::{dense_row, longest_run};
+use crate::simd::bytes::first_equal_byte;
+use crate::simd::ids::{common_prefix, common_suffix};
+
+/// The bits of word `w` of a bitset over `b` that lie in `blo..bhi`.
+#[inline]
+fn window_mask(w: usize, blo: usize, bhi: usize) -> u64 {
+    let lo = (w * 64).max(blo) - w * 64;
+    let hi = (w * 64 + 64).min(bhi) - w * 64;
+    (u64::MAX >> (64 - (hi - lo))) << lo
+}
+
+/// Eight bytes from `at`, little-endian.
+#[inline]
+fn load8(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(bytes[at..at + 8].try_into().expect("eight bytes"))
+}
 
 /// The columns where a row of ids equals `b`, ascending: from difflib's position lists, or from
 /// `b`'s bitsets (word by word).
@@ -77,101 +93,13 @@ pub(super) fn keep_longest(best: &mut (usize, usize, usize), run: (usize, usize,
     }
 }
 
-/// `common_prefix`/`common_suffix` compare this many ids one at a time before four at a time: the
-/// vector loop's setup cost more than it saved on the short runs of wide labels (callgrind:
-/// get_close_matches +23% instructions without this).
-pub(super) const SCALAR_RUN_PREFIX: usize = 8;
-
-/// How many leading elements of `x` and `y` (equal lengths) are equal.
-///
-/// Performance notes: runs of equal ids are long in line diffs (a hundred lines between edits is
-/// common), where comparing four ids a step (SSE2, in the x86_64 baseline) cut the run extension's
-/// instructions about threefold against one id a step.
-#[inline]
-pub(super) fn common_prefix(x: &[u32], y: &[u32]) -> usize {
-    let n = x.len().min(y.len());
-    // Most runs met by a search are short: a few ids one at a time first.
-    let mut k = 0;
-    while k < n.min(SCALAR_RUN_PREFIX) {
-        if x[k] != y[k] {
-            return k;
-        }
-        k += 1;
-    }
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::*;
-        while k + 4 <= n {
-            // SAFETY: k + 4 <= n, so four u32s are readable from both slices at k.
-            let mask = unsafe {
-                let u = _mm_loadu_si128(x.as_ptr().add(k).cast());
-                let v = _mm_loadu_si128(y.as_ptr().add(k).cast());
-                _mm_movemask_epi8(_mm_cmpeq_epi32(u, v)) as u32
-            };
-            if mask != 0xFFFF {
-                return k + (!mask).trailing_zeros() as usize / 4;
-            }
-            k += 4;
-        }
-    }
-    k + x[k..n]
-        .iter()
-        .zip(&y[k..n])
-        .take_while(|(a, b)| a == b)
-        .count()
-}
-
-/// How many trailing elements of `x` and `y` (equal lengths) are equal.
-#[inline]
-pub(super) fn common_suffix(x: &[u32], y: &[u32]) -> usize {
-    let n = x.len().min(y.len());
-    let (x, y) = (&x[x.len() - n..], &y[y.len() - n..]);
-    let mut k = 0;
-    while k < n.min(SCALAR_RUN_PREFIX) {
-        if x[n - 1 - k] != y[n - 1 - k] {
-            return k;
-        }
-        k += 1;
-    }
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::*;
-        while k + 4 <= n {
-            // SAFETY: k + 4 <= n, so the four u32s ending n - k back are readable in both slices.
-            let mask = unsafe {
-                let u = _mm_loadu_si128(x.as_ptr().add(n - k - 4).cast());
-                let v = _mm_loadu_si128(y.as_ptr().add(n - k - 4).cast());
-                _mm_movemask_epi8(_mm_cmpeq_epi32(u, v)) as u32
-            };
-            if mask != 0xFFFF {
-                return k + ((!mask) << 16).leading_zeros() as usize / 4;
-            }
-            k += 4;
-        }
-    }
-    k + x[..n - k]
-        .iter()
-        .rev()
-        .zip(y[..n - k].iter().rev())
-        .take_while(|(a, b)| a == b)
-        .count()
-}
-
 impl Matcher {
-    /// difflib's `find_longest_match(alo, ahi, blo, bhi)` on the current `a` and `b`.
-    pub fn find_longest_match<T: Sym>(
-        &mut self,
-        b: &BSide<T>,
-        alo: usize,
-        ahi: usize,
-        blo: usize,
-        bhi: usize,
-    ) -> (usize, usize, usize) {
+    /// difflib's `find_longest_match(alo, ahi, blo, bhi)` on the current `a` and `b`, in window `w`.
+    pub fn find_longest_match<T: Sym>(&mut self, b: &BSide<T>, w: Window) -> (usize, usize, usize) {
+        let Window { alo, ahi, blo, bhi } = w;
         let narrow = T::is_byte();
-        let width = bhi.saturating_sub(blo);
+        let (rows, width, limit) = (w.rows(), w.width(), w.limit());
         let (besti, bestj, bestsize) = if b.all_indexed {
-            let rows = ahi.saturating_sub(alo);
-            let limit = rows.min(width);
             // A run any strategy may start from: the common prefix or suffix of the two ranges
             // (only worth computing where it can reach ANCHOR_MIN_RUN).
             let mut known = 0;
@@ -198,33 +126,31 @@ impl Matcher {
                 };
                 found.map_or((alo, blo, 0), |(i, j)| (i, j, 1))
             } else if known >= ANCHOR_MIN_RUN {
-                self.anchor_core(b, alo, ahi, blo, bhi, known)
+                self.anchor_core(b, w, known)
             } else if narrow && width <= DENSE_MAX_WIDTH {
-                if let Some(found) = self.dense_avx2(b, alo, ahi, blo, bhi) {
-                    found
-                } else if width <= 16 * DENSE_REG_VECTORS {
-                    self.dense_regs(b, alo, ahi, blo, bhi)
-                } else {
-                    self.dense_core(b, alo, ahi, blo, bhi)
+                // The DP held in registers where the range fits them, else row by row.
+                let (a, bytes) = (&self.a_bytes[FRONT_PAD..], &b.bytes[FRONT_PAD..]);
+                match longest_run(a, bytes, w.a_range(), w.b_range(), &self.cancel) {
+                    Some(found) => found,
+                    None => self.dense_core(b, w),
                 }
             } else {
                 // Wider than a byte can count, or wide text: anchors from the top (measured on
                 // wide label pairs: fewer instructions than difflib's sparse search).
-                self.anchor_core(b, alo, ahi, blo, bhi, known)
+                self.anchor_core(b, w, known)
             }
         } else if narrow {
             // Byte strings with junk or popular elements (long text): the byte-row DPs.
             if width > 0 && width <= DENSE_MAX_WIDTH {
-                self.dense_core(b, alo, ahi, blo, bhi)
+                self.dense_core(b, w)
             } else {
-                self.sparse_core(b, alo, ahi, blo, bhi)
+                self.sparse_core(b, w)
             }
         } else {
             // Ids (lines, wide text) with junk or popular elements: difflib's DP sees only indexed
             // pairs, so the known run is the common prefix (or suffix) of indexed equal pairs, and
             // anchors extend along those. With few equal pairs a row and long runs (lines),
             // anchors from the top visit a few rows where difflib's DP visits all of them.
-            let limit = ahi.saturating_sub(alo).min(width);
             let (mut known, mut prefix) = (0, 0);
             if limit >= ANCHOR_MIN_RUN {
                 prefix = self.run_forward(b, alo, blo, limit);
@@ -237,13 +163,13 @@ impl Matcher {
                 // As above: a whole side matching at the start is the first longest run.
                 (alo, blo, limit)
             } else {
-                self.anchor_core(b, alo, ahi, blo, bhi, known)
+                self.anchor_core(b, w, known)
             }
         };
         if b.all_indexed {
             return (besti, bestj, bestsize);
         }
-        self.extend_longest(b, alo, ahi, blo, bhi, (besti, bestj, bestsize))
+        self.extend_longest(b, w, (besti, bestj, bestsize))
     }
 
     /// The end of `find_longest_match` when `b` has junk or popular elements: its DP's longest run
@@ -254,12 +180,10 @@ impl Matcher {
     pub(super) fn extend_longest<T: Sym>(
         &self,
         b: &BSide<T>,
-        alo: usize,
-        ahi: usize,
-        blo: usize,
-        bhi: usize,
+        w: Window,
         (mut besti, mut bestj, mut bestsize): (usize, usize, usize),
     ) -> (usize, usize, usize) {
+        let Window { alo, ahi, blo, bhi } = w;
         let a = &self.a_ids;
         let bids = &b.ids;
         // Extend with equal non-junk elements (popular ones included), then with equal junk.
@@ -311,19 +235,17 @@ impl Matcher {
     /// and halve, never going below a run already found, so a pair with a long match is decided from
     /// a handful of rows.
     ///
-    /// Performance notes: on ~66-character label pairs this replaced an SSE2 row DP as the default
-    /// (`examples/bench_pairs.rs`: ratio 4.5 us -> see the commit), because that DP visits every row of
-    /// every sub-range of the matching-block recursion (~195 rows a pair) where this visits a few.
+    /// Performance notes: a row DP visits every row of every sub-range of the matching-block
+    /// recursion (~195 rows a pair on ~66-character labels, `examples/bench_pairs.rs`) where this
+    /// visits a few (history: docs/perf.md).
     pub(super) fn anchor_core<T: Sym>(
         &mut self,
         b: &BSide<T>,
-        alo: usize,
-        ahi: usize,
-        blo: usize,
-        bhi: usize,
+        w: Window,
         mut known: usize,
     ) -> (usize, usize, usize) {
-        let limit = (ahi.saturating_sub(alo)).min(bhi.saturating_sub(blo));
+        let Window { alo, ahi, blo, .. } = w;
+        let limit = w.limit();
         if limit == 0 {
             return (alo, blo, 0);
         }
@@ -341,13 +263,12 @@ impl Matcher {
                     // An anchor row can scan all of `b`: stop at once (with any run, in bounds).
                     return best;
                 }
-                let window = (alo, ahi, blo, bhi);
                 if T::is_byte() {
                     // Labels: no memo (one closure as small as the byte search needs inlined).
                     // A round with stride >= 2 returns a run of at least 2, and any shorter run it
                     // misses only lowers `known`, a lower bound either way.
                     // A row of one repeated byte meets a match in every column: poll within it.
-                    self.each_match_in_row(b, r, blo, bhi, stride >= 2, |m, j| {
+                    self.each_match_in_row(b, r, w, stride >= 2, |m, j| {
                         if stop {
                             return;
                         }
@@ -355,14 +276,14 @@ impl Matcher {
                             next_poll = work + RUN_LIST_POLL_WORK;
                             stop = m.stopped();
                         }
-                        let run = m.run_through(b, r, j, window);
+                        let run = m.run_through(b, r, j, w);
                         work += 1 + run.2 / 4;
                         keep_longest(&mut best, run);
                     });
                 } else {
                     // A row of equal lines meets a match in every column, each extended across
                     // the range: poll within the row too (every RUN_LIST_POLL_WORK steps).
-                    self.each_match_in_row(b, r, blo, bhi, false, |m, j| {
+                    self.each_match_in_row(b, r, w, false, |m, j| {
                         if stop || (r < last.2 && r - last.0 == j.wrapping_sub(last.1)) {
                             return;
                         }
@@ -370,7 +291,7 @@ impl Matcher {
                             next_poll = work + RUN_LIST_POLL_WORK;
                             stop = m.stopped();
                         }
-                        let run = m.run_through(b, r, j, window);
+                        let run = m.run_through(b, r, j, w);
                         work += 1 + run.2 / 4;
                         last = (run.0, run.1, run.0 + run.2);
                         keep_longest(&mut best, run);
@@ -397,22 +318,22 @@ impl Matcher {
         }
     }
 
-    /// The maximal run through the equal pair `(r, j)` inside the range: (start row, start column,
-    /// length).
+    /// The maximal run through the equal pair `(r, j)` inside window `w`: (start row, start
+    /// column, length).
     #[inline(always)]
     pub(super) fn run_through<T: Sym>(
         &self,
         b: &BSide<T>,
         r: usize,
         j: usize,
-        (alo, ahi, blo, bhi): (usize, usize, usize, usize),
+        Window { alo, ahi, blo, bhi }: Window,
     ) -> (usize, usize, usize) {
         let back = self.run_backward(b, r, j, (r - alo).min(j - blo));
         let len = back + self.run_forward(b, r, j, (ahi - r).min(bhi - j));
         (r - back, j - back, len)
     }
 
-    /// Call `f` with each column `j` in `blo..bhi`, ascending, where `b[j]` equals `a[r]`. Byte
+    /// Call `f` with each column `j` of window `w`, ascending, where `b[j]` equals `a[r]`. Byte
     /// strings compare 16 columns a step; others read `b`'s bitsets.
     ///
     /// With `runs_only`, byte strings may skip a match whose diagonal neighbours (`(r - 1, j - 1)`
@@ -428,52 +349,29 @@ impl Matcher {
         &self,
         b: &BSide<T>,
         r: usize,
-        blo: usize,
-        bhi: usize,
+        w: Window,
         runs_only: bool,
         mut f: impl FnMut(&Self, usize),
     ) {
         #[cfg(target_arch = "x86_64")]
         if T::is_byte() {
-            // Byte strings reach here only when all indexed: compared 16 columns a step.
+            // Byte strings reach here only when all indexed: compared 16 or 32 columns a step.
             debug_assert!(b.all_indexed);
-            if has_avx2() {
-                // SAFETY: the CPU has AVX2; both byte copies are padded as the loop below needs.
-                unsafe {
-                    each_byte_match_avx2(&self.a_bytes, &b.bytes, r, blo, bhi, runs_only, |j| {
-                        f(self, j)
-                    })
-                };
-                return;
-            }
-            let bytes = &b.bytes[FRONT_PAD..];
-            let row_eq = |row: usize, from: &[u8]| eq_mask16(from, 0, self.a_bytes[row]);
-            let mut c = blo;
-            while c < bhi {
-                // `bytes` extends DENSE_PAD (>= 17) bytes past `b` and FRONT_PAD (>= 1) before it,
-                // as `a_bytes` does: the 16 bytes from any c - 1, c or c + 1 (c < len(b)) and the
-                // bytes of rows r - 1 and r + 1 are readable.
-                let mut hits = row_eq(FRONT_PAD + r, &bytes[c..]);
-                if runs_only && hits != 0 {
-                    let before = row_eq(FRONT_PAD + r - 1, &b.bytes[FRONT_PAD + c - 1..]);
-                    let after = row_eq(FRONT_PAD + r + 1, &bytes[c + 1..]);
-                    hits &= before | after;
-                }
-                if bhi - c < 16 {
-                    hits &= (1u32 << (bhi - c)) - 1;
-                }
-                while hits != 0 {
-                    f(self, c + hits.trailing_zeros() as usize);
-                    hits &= hits - 1;
-                }
-                c += 16;
-            }
+            crate::simd::bytes::each_equal_in_row(
+                &self.a_bytes,
+                &b.bytes,
+                r,
+                w.b_range(),
+                runs_only,
+                |j| f(self, j),
+            );
             return;
         }
         // Position lists (difflib's own b2j) when only indexed pairs count, or when `b` has no
         // bitsets; else the bitsets. One call site of `f`, so the anchor search inlines it (with
         // two it did not: a wide `get_close_matches` took 6% more instructions under callgrind).
         let by_positions = !b.all_indexed || !b.has_bits;
+        let (blo, bhi) = (w.blo, w.bhi);
         let mut hits = RowHits::new(self, b, r, blo, bhi, by_positions);
         while let Some(j) = hits.next(b, blo, bhi) {
             f(self, j);
@@ -568,14 +466,8 @@ impl Matcher {
 
     /// The DP part of `find_longest_match` over `b2j`, as difflib runs it: for each row, only the
     /// positions where `a[i]` occurs in `b`.
-    pub(super) fn sparse_core<T: Sym>(
-        &mut self,
-        b: &BSide<T>,
-        alo: usize,
-        ahi: usize,
-        blo: usize,
-        bhi: usize,
-    ) -> (usize, usize, usize) {
+    pub(super) fn sparse_core<T: Sym>(&mut self, b: &BSide<T>, w: Window) -> (usize, usize, usize) {
+        let Window { alo, ahi, blo, bhi } = w;
         let (mut besti, mut bestj, mut bestsize) = (alo, blo, 0usize);
         let stride = self.stride;
         // Row r (counted from alo) writes its j2len into buffer r % 2 and reads the other one. A buffer
@@ -583,7 +475,7 @@ impl Matcher {
         // which is cleared before the buffer is reused and at the end, so a read needs no check: an
         // entry the previous row did not write reads as 0, as difflib's `j2len.get(j - 1, 0)` does.
         let mut written = [(0usize, 0usize); 2];
-        let limit = (ahi.saturating_sub(alo)).min(bhi.saturating_sub(blo));
+        let limit = w.limit();
         debug_assert!(self.cells.len() >= 2 * stride && b.len() < stride);
         let cells = self.cells.as_mut_ptr();
         for i in alo..ahi {
@@ -636,22 +528,15 @@ impl Matcher {
     /// the best so far, at the first column holding that maximum: the cell difflib's `k > bestsize`
     /// test keeps.
     /// Run lengths fit a byte because the range is at most `DENSE_MAX_WIDTH` wide.
-    pub(super) fn dense_core<T: Sym>(
-        &mut self,
-        b: &BSide<T>,
-        alo: usize,
-        ahi: usize,
-        blo: usize,
-        bhi: usize,
-    ) -> (usize, usize, usize) {
+    pub(super) fn dense_core<T: Sym>(&mut self, b: &BSide<T>, w: Window) -> (usize, usize, usize) {
+        let Window { alo, ahi, blo, .. } = w;
         let (mut besti, mut bestj, mut bestsize) = (alo, blo, 0usize);
-        let width = bhi - blo;
-        let limit = (ahi - alo).min(width);
+        let (width, limit) = (w.width(), w.limit());
         let bytes = &b.bytes[FRONT_PAD + blo..];
         let indexed = &b.indexed_mask[blo..];
         self.dense.clear();
-        self.dense.resize(2 * (width + 1 + DENSE_PAD), 0);
-        let (mut prev, mut cur) = self.dense.split_at_mut(width + 1 + DENSE_PAD);
+        self.dense.resize(2 * (width + 1 + BACK_PAD), 0);
+        let (mut prev, mut cur) = self.dense.split_at_mut(width + 1 + BACK_PAD);
         for i in alo..ahi {
             if (i - alo) % POLL_ROWS == 0 && self.cancel.is_cancelled() {
                 break;
@@ -671,205 +556,6 @@ impl Matcher {
                 }
             }
             std::mem::swap(&mut prev, &mut cur);
-        }
-        (besti, bestj, bestsize)
-    }
-
-    /// The byte DP on AVX2 (`dense_rows_avx2`) for a `b` with no junk or popular element, or None
-    /// when this CPU lacks AVX2 or the range fits neither way: as it is (at most 128 columns and
-    /// `LANE_ROWS_MAX` rows) or transposed (at most 128 rows and `LANE_ROWS_MAX` columns). When
-    /// it fits both ways, the one with fewer vector steps (a row of 32 lanes is one step).
-    ///
-    /// Performance notes: a range taller than wide took one step per row; transposed it takes one
-    /// per column. Over the sample pairs' sub-ranges (`examples/bench_pairs.rs`) that is 170 ->
-    /// 130 vector steps a pair, and the rare ranges of 129-255 columns leave `dense_core`'s SSE2
-    /// rows (~5% of a ratio's instructions on the sample) when they are at most 128 rows tall.
-    pub(super) fn dense_avx2<T: Sym>(
-        &self,
-        b: &BSide<T>,
-        alo: usize,
-        ahi: usize,
-        blo: usize,
-        bhi: usize,
-    ) -> Option<(usize, usize, usize)> {
-        #[cfg(target_arch = "x86_64")]
-        if has_avx2() {
-            let (a, bytes) = (&self.a_bytes[FRONT_PAD..], &b.bytes[FRONT_PAD..]);
-            let (rows, width) = (ahi - alo, bhi - blo);
-            let lanes_max = 16 * DENSE_REG_VECTORS;
-            let steps = |lanes: usize, rows: usize| {
-                (lanes <= lanes_max && rows <= LANE_ROWS_MAX).then(|| rows * lanes.div_ceil(32))
-            };
-            let (straight, transposed) = (steps(width, rows), steps(rows, width));
-            if straight.is_none() && transposed.is_none() {
-                return None;
-            }
-            let transpose = match (straight, transposed) {
-                (Some(straight), Some(transposed)) => transposed < straight,
-                (_, transposed) => transposed.is_some(),
-            };
-            // SAFETY: the CPU has AVX2 (checked above); the lanes (at most 128) match the vector
-            // counts and the rows are at most LANE_ROWS_MAX; both byte copies are padded alike.
-            return Some(unsafe {
-                if transpose {
-                    let (i, j, k) = match rows.div_ceil(32) {
-                        1 => dense_rows_avx2::<1, true>(bytes, a, blo, bhi, alo, ahi),
-                        2 => dense_rows_avx2::<2, true>(bytes, a, blo, bhi, alo, ahi),
-                        3 => dense_rows_avx2::<3, true>(bytes, a, blo, bhi, alo, ahi),
-                        _ => dense_rows_avx2::<4, true>(bytes, a, blo, bhi, alo, ahi),
-                    };
-                    (j, i, k)
-                } else {
-                    match width.div_ceil(32) {
-                        1 => dense_rows_avx2::<1, false>(a, bytes, alo, ahi, blo, bhi),
-                        2 => dense_rows_avx2::<2, false>(a, bytes, alo, ahi, blo, bhi),
-                        3 => dense_rows_avx2::<3, false>(a, bytes, alo, ahi, blo, bhi),
-                        _ => dense_rows_avx2::<4, false>(a, bytes, alo, ahi, blo, bhi),
-                    }
-                }
-            });
-        }
-        None
-    }
-
-    /// The byte DP of `dense_core` for a range at most `16 * DENSE_REG_VECTORS` wide and a `b` with
-    /// no junk or popular element, holding the whole row in SSE2 registers (where `dense_avx2`
-    /// does not run: no AVX2, or over `LANE_ROWS_MAX` rows).
-    pub(super) fn dense_regs<T: Sym>(
-        &mut self,
-        b: &BSide<T>,
-        alo: usize,
-        ahi: usize,
-        blo: usize,
-        bhi: usize,
-    ) -> (usize, usize, usize) {
-        match (bhi - blo).div_ceil(16) {
-            0 => (alo, blo, 0),
-            1 => self.dense_regs_n::<T, 1>(b, alo, ahi, blo, bhi),
-            2 => self.dense_regs_n::<T, 2>(b, alo, ahi, blo, bhi),
-            3 => self.dense_regs_n::<T, 3>(b, alo, ahi, blo, bhi),
-            4 => self.dense_regs_n::<T, 4>(b, alo, ahi, blo, bhi),
-            5 => self.dense_regs_n::<T, 5>(b, alo, ahi, blo, bhi),
-            6 => self.dense_regs_n::<T, 6>(b, alo, ahi, blo, bhi),
-            7 => self.dense_regs_n::<T, 7>(b, alo, ahi, blo, bhi),
-            _ => self.dense_regs_n::<T, 8>(b, alo, ahi, blo, bhi),
-        }
-    }
-
-    /// `N` vectors of 16 columns: `cur[t] = (prev[t - 1] + 1) & (b[blo + t] == a[i])`. A row is tested
-    /// against the best so far with one compare; only a row that beats it is searched lane by lane,
-    /// for its maximum and the first column holding it (the cell difflib's `k > bestsize` keeps).
-    pub(super) fn dense_regs_n<T: Sym, const N: usize>(
-        &mut self,
-        b: &BSide<T>,
-        alo: usize,
-        ahi: usize,
-        blo: usize,
-        bhi: usize,
-    ) -> (usize, usize, usize) {
-        let (mut besti, mut bestj, mut bestsize) = (alo, blo, 0usize);
-        let width = bhi - blo;
-        let limit = (ahi - alo).min(width);
-        let bytes = &b.bytes[FRONT_PAD + blo..];
-        debug_assert!(bytes.len() >= 16 * N && width <= 16 * N);
-        #[cfg(not(target_arch = "x86_64"))]
-        let mut row = [0u8; 16 * DENSE_REG_VECTORS];
-        #[cfg(target_arch = "x86_64")]
-        {
-            use std::arch::x86_64::*;
-            // SAFETY: SSE2 is in the x86_64 baseline; every load reads 16 * N bytes of `bytes`, which
-            // extends at least that far (width <= 16 * N and `bytes` is padded by DENSE_PAD past b).
-            unsafe {
-                let lane = _mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-                let ones = _mm_set1_epi8(-1); // x - (-1) is x + 1
-                let zero = _mm_setzero_si128();
-                let mut bv = [zero; N];
-                for (k, v) in bv.iter_mut().enumerate() {
-                    *v = _mm_loadu_si128(bytes.as_ptr().add(16 * k).cast());
-                }
-                // Lanes past the range (only ever in the last vector) compute runs of their own,
-                // which never flow into lower lanes (a run moves up one lane a row); they are masked
-                // out of the maximum only.
-                let left = (width - 16 * (N - 1)) as i8;
-                let last_mask = _mm_cmplt_epi8(lane, _mm_set1_epi8(left));
-                let mut prev = [zero; N];
-                let mut over = _mm_set1_epi8(1); // bestsize + 1, the least value that beats it
-                for i in alo..ahi {
-                    if (i - alo) % POLL_ROWS == 0 && self.cancel.is_cancelled() {
-                        break;
-                    }
-                    let x = _mm_loadu_si128(
-                        SPLAT[self.a_bytes[FRONT_PAD + i] as usize].as_ptr().cast(),
-                    );
-                    let mut cur = [zero; N];
-                    let mut carry = zero;
-                    let mut rmax = zero;
-                    for k in 0..N {
-                        let shifted = _mm_or_si128(_mm_slli_si128(prev[k], 1), carry);
-                        carry = _mm_srli_si128(prev[k], 15);
-                        let eq = _mm_cmpeq_epi8(bv[k], x);
-                        cur[k] = _mm_and_si128(_mm_sub_epi8(shifted, ones), eq);
-                        if k + 1 < N {
-                            rmax = _mm_max_epu8(rmax, cur[k]);
-                        } else {
-                            rmax = _mm_max_epu8(rmax, _mm_and_si128(cur[k], last_mask));
-                        }
-                    }
-                    if _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(rmax, over), rmax)) != 0 {
-                        // The row's maximum in every lane, then the first lane holding it.
-                        rmax = _mm_max_epu8(rmax, _mm_srli_si128(rmax, 8));
-                        rmax = _mm_max_epu8(rmax, _mm_srli_si128(rmax, 4));
-                        rmax = _mm_max_epu8(rmax, _mm_srli_si128(rmax, 2));
-                        rmax = _mm_max_epu8(rmax, _mm_srli_si128(rmax, 1));
-                        let row_max = (_mm_cvtsi128_si32(rmax) & 0xFF) as usize;
-                        let splat = _mm_loadu_si128(SPLAT[row_max].as_ptr().cast());
-                        let mut t = 0;
-                        cur[N - 1] = _mm_and_si128(cur[N - 1], last_mask);
-                        for (k, v) in cur.iter().enumerate() {
-                            let hits = _mm_movemask_epi8(_mm_cmpeq_epi8(*v, splat));
-                            if hits != 0 {
-                                t = 16 * k + hits.trailing_zeros() as usize;
-                                break;
-                            }
-                        }
-                        bestsize = row_max;
-                        besti = i + 1 - row_max;
-                        bestj = blo + t + 1 - row_max;
-                        if bestsize == limit {
-                            break;
-                        }
-                        over = _mm_loadu_si128(SPLAT[bestsize + 1].as_ptr().cast());
-                    }
-                    prev = cur;
-                }
-            }
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        {
-            let mut prev = [0u8; 16 * DENSE_REG_VECTORS + 1];
-            for i in alo..ahi {
-                if (i - alo) % POLL_ROWS == 0 && self.cancel.is_cancelled() {
-                    break;
-                }
-                let x = self.a_bytes[FRONT_PAD + i];
-                for t in 0..width {
-                    row[t] = if bytes[t] == x { prev[t] + 1 } else { 0 };
-                }
-                let row_max = *row[..width].iter().max().unwrap_or(&0) as usize;
-                if row_max > bestsize {
-                    let t = row[..width]
-                        .iter()
-                        .position(|&v| v as usize == row_max)
-                        .unwrap_or(0);
-                    bestsize = row_max;
-                    besti = i + 1 - row_max;
-                    bestj = blo + t + 1 - row_max;
-                    if bestsize == limit {
-                        break;
-                    }
-                }
-                prev[1..=width].copy_from_slice(&row[..width]);
-            }
         }
         (besti, bestj, bestsize)
     }

@@ -7,8 +7,7 @@
 //! Performance notes (measured on ~60-character label pairs, see benches/bench_core.py):
 //! - difflib's per-row `j2len` dict becomes two arrays (`cells`) alternated by row parity; only the
 //!   entries a row wrote are cleared (two rows later), so a row allocates nothing and a read needs no
-//!   branch. A first version stamped entries with an epoch instead; its unpredictable stamp test cost
-//!   more than the clearing.
+//!   branch (what was tried before: docs/perf.md, "Issue 28: the matcher's kernels").
 //! - Bytes (strings with every code point below 256) index their tables directly; wider text is
 //!   interned into dense ids first.
 //! - `BSide` and `Matcher` keep their buffers between calls (thread-local in the bindings), so a call
@@ -26,30 +25,27 @@ use crate::sym::Sym;
 
 mod bside;
 mod hasher;
-mod kernels;
 mod longest;
 mod recursion;
 mod remap;
+mod window;
 
+use crate::simd::byte_dp::POLL_ROWS;
+use crate::simd::bytes::{BACK_PAD, FRONT_PAD};
 pub use bside::BSide;
 pub use hasher::IdHasher;
 use hasher::IdMap;
-use kernels::{DENSE_PAD, FRONT_PAD};
 pub use remap::ByteRemap;
+use window::PackedWindow;
+pub use window::Window;
 
 /// The id of an element of `a` that does not occur in `b`.
 pub const NONE: u32 = u32::MAX;
 /// A junk or popular position of `b` in `BSide::run_ids`: equal to no id of `a` (not even [`NONE`]).
 const UNINDEXED: u32 = u32::MAX - 1;
 
-/// Rows a DP searches between polls of its [`Cancel`] where a row is a few vector steps.
-const POLL_ROWS: usize = 1024;
-
 /// The widest `b` range the byte-row DP takes (its run lengths are bytes).
 const DENSE_MAX_WIDTH: usize = 255;
-
-/// The most 16-column vectors a row of the register DP (`dense_regs`) holds.
-const DENSE_REG_VECTORS: usize = 8;
 
 /// A range whose known common run (prefix or suffix) is at least this long is searched from anchor
 /// rows (`anchor_core`) instead of row by row.
@@ -123,7 +119,8 @@ pub struct Matcher {
     /// between calls.
     cells: Vec<u32>,
     stride: usize,
-    queue: Vec<[u32; 4]>,
+    /// The windows the matching-block recursion has still to search.
+    queue: Vec<PackedWindow>,
     blocks: Vec<(u32, u32, u32)>,
     avail: Vec<u32>,
     /// `a` as bytes and two byte rows, for the dense DP on byte strings.
@@ -158,15 +155,17 @@ impl Matcher {
         self.cancel.is_cancelled()
     }
 
-    /// Reserve, fallibly, what [`Matcher::set_a`] fills for an `a` of `n` elements (its ids, and
-    /// for byte strings its padded copy).
-    pub fn reserve_for_a<T: Sym>(&mut self, n: usize) -> Result<()> {
-        alloc::reserve_total(&mut self.a_ids, n)?;
+    /// Reserve, fallibly, what [`Matcher::set_a`] fills for an `a` of `a_len` elements against a
+    /// `b` of `b_len`: `a`'s ids (and for byte strings its padded copy), and the two DP rows over
+    /// `b` (`cells`). After it, `set_a` allocates nothing sized by the input.
+    pub fn reserve_for<T: Sym>(&mut self, a_len: usize, b_len: usize) -> Result<()> {
+        alloc::reserve_total(&mut self.a_ids, a_len)?;
         if T::is_byte() {
-            let padded = alloc::sum(n, FRONT_PAD + DENSE_PAD, "a sequence")?;
+            let padded = alloc::sum(a_len, FRONT_PAD + BACK_PAD, "a sequence")?;
             alloc::reserve_total(&mut self.a_bytes, padded)?;
         }
-        Ok(())
+        let cells = alloc::product(2, alloc::sum(b_len, 1, "a sequence")?, "a sequence")?;
+        alloc::reserve_total(&mut self.cells, cells)
     }
 
     /// [`ratio_with`] with the buffers reserved fallibly first.
@@ -178,7 +177,7 @@ impl Matcher {
         autojunk: bool,
     ) -> Result<f64> {
         side.reserve_for(b.len())?;
-        self.reserve_for_a::<T>(a.len())?;
+        self.reserve_for::<T>(a.len(), b.len())?;
         Ok(ratio_with(self, side, a, b, autojunk))
     }
 
@@ -190,7 +189,7 @@ impl Matcher {
             self.a_bytes.clear();
             self.a_bytes.resize(FRONT_PAD, 0);
             self.a_bytes.extend(a.iter().map(|&x| x.code() as u8));
-            self.a_bytes.resize(self.a_bytes.len() + DENSE_PAD, 0);
+            self.a_bytes.resize(self.a_bytes.len() + BACK_PAD, 0);
         }
         let stride = b.len() + 1;
         if self.cells.len() < 2 * stride {
@@ -223,7 +222,7 @@ pub fn ratio_with<T: Sym>(
 pub fn quick_ratio<T: Sym>(a: &[T], b: &[T]) -> Result<f64> {
     let side = BSide::try_new(b, false)?;
     let mut m = Matcher::new();
-    m.reserve_for_a::<T>(a.len())?;
+    m.reserve_for::<T>(a.len(), b.len())?;
     m.set_a(a, &side);
     Ok(ratio_of(m.quick_matches(&side), a.len() + b.len()))
 }
@@ -241,7 +240,6 @@ pub fn matching_blocks<T: Sym>(a: &[T], b: &[T], autojunk: bool) -> Vec<(usize, 
 
 #[cfg(test)]
 mod tests {
-    use super::longest::{common_prefix, common_suffix};
     use super::*;
 
     fn r(a: &str, b: &str) -> f64 {
@@ -315,28 +313,6 @@ mod tests {
             }
         }
         (besti, bestj, bestsize)
-    }
-
-    #[test]
-    fn common_prefix_and_suffix_count_equal_runs() {
-        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
-        for _ in 0..20_000 {
-            let n = rng.below(40);
-            let x: Vec<u32> = (0..n).map(|_| rng.below(3) as u32).collect();
-            let y: Vec<u32> = x
-                .iter()
-                .map(|&v| if rng.below(6) == 0 { v + 1 } else { v })
-                .collect();
-            let want_prefix = x.iter().zip(&y).take_while(|(a, b)| a == b).count();
-            let want_suffix = x
-                .iter()
-                .rev()
-                .zip(y.iter().rev())
-                .take_while(|(a, b)| a == b)
-                .count();
-            assert_eq!(common_prefix(&x, &y), want_prefix, "{x:?} {y:?}");
-            assert_eq!(common_suffix(&x, &y), want_suffix, "{x:?} {y:?}");
-        }
     }
 
     /// Line-diff-like sequences (a large alphabet, most elements unique, a few frequent "blank
@@ -427,7 +403,7 @@ mod tests {
                 for &id in &b_in {
                     counts[id as usize] += 1;
                 }
-                side = BSide::of_dense_ids(b_in.clone(), counts, autojunk, junk_of);
+                side = BSide::of_dense_ids(b_in.clone(), counts, autojunk, junk_of).unwrap();
             } else if dense {
                 side.rebuild_dense(&b_in, autojunk, junk_of);
             } else {
@@ -439,7 +415,7 @@ mod tests {
             for w in windows {
                 let want = difflib_longest_with_junk(&a, &b, autojunk, rule, w);
                 assert_eq!(
-                    m.find_longest_match(&side, w.0, w.1, w.2, w.3),
+                    m.find_longest_match(&side, Window::new(w.0, w.1, w.2, w.3)),
                     want,
                     "case {case} {w:?}"
                 );
@@ -478,7 +454,7 @@ mod tests {
             let never = |_: u32| false;
             let whole = (0, a.len(), 0, b.len());
             assert_eq!(
-                m.find_longest_match(&side, 0, a.len(), 0, b.len()),
+                m.find_longest_match(&side, Window::whole(a.len(), b.len())),
                 difflib_longest_with_junk(&a, &b, case % 2 == 0, never, whole)
             );
             let want = difflib_blocks_with_junk(&a, &b, case % 2 == 0, never);
@@ -599,11 +575,6 @@ mod tests {
         }
     }
 
-    thread_local! {
-        /// Set by a test to take the SSE2 paths on a CPU with AVX2.
-        pub static SSE2_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    }
-
     #[test]
     fn every_search_agrees_with_difflib() {
         every_search_case();
@@ -611,7 +582,7 @@ mod tests {
 
     #[test]
     fn every_search_agrees_with_difflib_without_avx2() {
-        SSE2_ONLY.with(|only| only.set(true));
+        crate::simd::SSE2_ONLY.with(|only| only.set(true));
         every_search_case();
     }
 
@@ -659,7 +630,10 @@ mod tests {
                     );
                     for window in [(0, rows, 0, width), (rows / 3, rows, width / 4, width)] {
                         assert_eq!(
-                            m.find_longest_match(&side, window.0, window.1, window.2, window.3),
+                            m.find_longest_match(
+                                &side,
+                                Window::new(window.0, window.1, window.2, window.3)
+                            ),
                             difflib_longest(&a32, &b32, false, window),
                             "{rows} x {width}, trial {trial}, window {window:?}"
                         );
@@ -711,13 +685,13 @@ mod tests {
                 let want = difflib_longest(&a, &b, autojunk, w);
                 m.set_a(&a8, &side8);
                 assert_eq!(
-                    m.find_longest_match(&side8, w.0, w.1, w.2, w.3),
+                    m.find_longest_match(&side8, Window::new(w.0, w.1, w.2, w.3)),
                     want,
                     "bytes {a8:?} {b8:?} {w:?}"
                 );
                 m.set_a(&a, &side32);
                 assert_eq!(
-                    m.find_longest_match(&side32, w.0, w.1, w.2, w.3),
+                    m.find_longest_match(&side32, Window::new(w.0, w.1, w.2, w.3)),
                     want,
                     "wide {a:?} {b:?} {w:?}"
                 );
@@ -732,6 +706,79 @@ mod tests {
             assert_eq!(m.matching_blocks(&side32), want, "wide {a:?} {b:?}");
             assert_eq!(m.matches(&side32), total, "wide {a:?} {b:?}");
         }
+    }
+
+    /// The input-sized buffers `BSide::rebuild` and `Matcher::set_a` fill, as pointers: equal
+    /// before and after a call when it allocated none of them.
+    fn buffers<T: Sym>(side: &BSide<T>, m: &Matcher) -> Vec<usize> {
+        let s = side;
+        vec![
+            s.seq.as_ptr() as usize,
+            s.ids.as_ptr() as usize,
+            s.positions.as_ptr() as usize,
+            s.run_ids.as_ptr() as usize,
+            s.counts.as_ptr() as usize,
+            s.run_start.as_ptr() as usize,
+            s.run_len.as_ptr() as usize,
+            s.junk.as_ptr() as usize,
+            s.popular.as_ptr() as usize,
+            s.present.as_ptr() as usize,
+            s.elems.as_ptr() as usize,
+            s.bytes.as_ptr() as usize,
+            s.indexed_mask.as_ptr() as usize,
+            m.a_ids.as_ptr() as usize,
+            m.a_bytes.as_ptr() as usize,
+            m.cells.as_ptr() as usize,
+        ]
+    }
+
+    /// After `reserve_for` (both sides' lengths), indexing a `b` (with junk and popular elements,
+    /// or none) and setting an `a` allocate none of the buffers sized by the input: a size the
+    /// machine cannot hold fails in `reserve_for`, as an error, not as an abort later.
+    #[test]
+    fn reservations_cover_every_input_sized_buffer() {
+        fn case<T: Sym>(a: &[T], b: &[T], junk: bool) {
+            let mut side = BSide::<T>::default();
+            let mut m = Matcher::new();
+            side.reserve_for(b.len()).unwrap();
+            m.reserve_for::<T>(a.len(), b.len()).unwrap();
+            let before = buffers(&side, &m);
+            let mut is_junk = |x: T| x.code() % 5 == 0;
+            let is_junk: Option<&mut dyn FnMut(T) -> bool> = junk.then_some(&mut is_junk);
+            side.rebuild(b, true, is_junk);
+            m.set_a(a, &side);
+            assert_eq!(buffers(&side, &m), before, "{} / {}", a.len(), b.len());
+            if !junk {
+                let want: usize = matching_blocks(a, b, true).iter().map(|x| x.2).sum();
+                assert_eq!(m.matches(&side), want);
+            }
+        }
+        let mut rng = Rng(0xA110_C8ED);
+        for n in [1, 30, 250, 900] {
+            for distinct in [3, 50, 5000] {
+                let b: Vec<u32> = (0..n).map(|_| 1 + rng.below(distinct) as u32).collect();
+                let a: Vec<u32> = (0..n / 2).map(|_| 1 + rng.below(distinct) as u32).collect();
+                for junk in [false, true] {
+                    case(&a, &b, junk);
+                    if distinct < 256 {
+                        let (a8, b8): (Vec<u8>, Vec<u8>) = (
+                            a.iter().map(|&x| x as u8).collect(),
+                            b.iter().map(|&x| x as u8).collect(),
+                        );
+                        case(&a8, &b8, junk);
+                    }
+                }
+            }
+        }
+        let too_large = isize::MAX as usize / 2;
+        assert!(matches!(
+            Matcher::new().reserve_for::<u32>(0, too_large),
+            Err(crate::Error::OutOfMemory(_))
+        ));
+        assert!(matches!(
+            BSide::<u32>::default().reserve_for(too_large),
+            Err(crate::Error::OutOfMemory(_))
+        ));
     }
 
     #[test]
@@ -765,10 +812,16 @@ mod tests {
         let side = BSide::new(b"ab ab", false);
         let mut m = Matcher::new();
         m.set_a(b" abcd", &side);
-        assert_eq!(m.find_longest_match(&side, 0, 5, 0, 5), (0, 2, 3));
+        assert_eq!(
+            m.find_longest_match(&side, Window::new(0, 5, 0, 5)),
+            (0, 2, 3)
+        );
         let side = BSide::new(b"abcd", false);
         m.set_a(b"abxab", &side);
-        assert_eq!(m.find_longest_match(&side, 0, 5, 0, 4), (0, 0, 2));
+        assert_eq!(
+            m.find_longest_match(&side, Window::new(0, 5, 0, 4)),
+            (0, 0, 2)
+        );
     }
 
     #[test]
@@ -783,7 +836,7 @@ mod tests {
         for &id in &ids {
             counts[id as usize] += 1;
         }
-        let side = BSide::of_dense_ids(ids.clone(), counts, true, Some(&mut |id| id == 1));
+        let side = BSide::of_dense_ids(ids.clone(), counts, true, Some(&mut |id| id == 1)).unwrap();
         assert!(side.popular_elements() == [3] && side.junk_elements() == [1]);
         for id in 0..289u32 {
             let first = ids

@@ -1,55 +1,50 @@
 //! difflib's recursion over sub-ranges (`get_matching_blocks`), the listed-run shortcut, and the
 //! answers built on it: matches, blocks, threshold decisions, `quick_ratio`.
 
-use super::kernels::*;
 use super::*;
+use crate::simd::bytes::first_equal_byte;
 
 impl Matcher {
-    /// Process one pending sub-range: find its longest match, queue what lies either side.
-    /// Returns the match size and the change in the pending bound (what the new ranges could add).
-    pub(super) fn step<T: Sym>(
-        &mut self,
-        b: &BSide<T>,
-        [alo, ahi, blo, bhi]: [u32; 4],
-    ) -> (usize, usize) {
-        let (alo, ahi, blo, bhi) = (alo as usize, ahi as usize, blo as usize, bhi as usize);
+    /// Process one pending window: find its longest match, queue the windows either side.
+    /// Returns the match size and the change in the pending bound (what the new windows could add).
+    pub(super) fn step<T: Sym>(&mut self, b: &BSide<T>, packed: PackedWindow) -> (usize, usize) {
+        let w = Window::from(packed);
         let listed = if !T::is_byte() && self.runs_listed {
-            self.longest_listed_run(alo, ahi, blo, bhi)
+            self.longest_listed_run(w)
         } else {
-            (alo, blo, 0)
+            (w.alo, w.blo, 0)
         };
         let (i, j, k) = if !T::is_byte() && listed.2 >= RUN_LIST_STRIDE {
             // Exact: every run of the range this long is a listed run cut to the range.
             if b.all_indexed {
                 listed
             } else {
-                self.extend_longest(b, alo, ahi, blo, bhi, listed)
+                self.extend_longest(b, w, listed)
             }
         } else {
-            self.find_longest_match(b, alo, ahi, blo, bhi)
+            self.find_longest_match(b, w)
         };
         if T::is_byte() && k == 1 && b.all_indexed {
-            return (self.single_matches_from(b, i, j, ahi, bhi), 0);
+            return (self.single_matches_from(b, w, i, j), 0);
         }
         let mut added = 0;
         if k > 0 {
             self.blocks.push((i as u32, j as u32, k as u32));
-            if alo < i && blo < j {
-                self.queue
-                    .push([alo as u32, i as u32, blo as u32, j as u32]);
-                added += (i - alo).min(j - blo);
+            let [before, after] = w.split_at((i, j, k));
+            if let Some(before) = before {
+                self.queue.push(before.into());
+                added += before.limit();
             }
-            if i + k < ahi && j + k < bhi {
-                self.queue
-                    .push([(i + k) as u32, ahi as u32, (j + k) as u32, bhi as u32]);
-                added += (ahi - i - k).min(bhi - j - k);
+            if let Some(after) = after {
+                self.queue.push(after.into());
+                added += after.limit();
             }
         }
         (k, added)
     }
 
-    /// The blocks difflib's recursion finds in a byte range whose longest match is one element, the
-    /// first being `(i, j)`; returns how many there are.
+    /// The blocks difflib's recursion finds in a byte window `w` whose longest match is one
+    /// element, the first being `(i, j)`; returns how many there are.
     ///
     /// With every element indexed the recursion below such a match is greedy: the range above and
     /// left of `(i, j)` holds no equal pair (it is the first in row-major order, the cell difflib
@@ -65,12 +60,12 @@ impl Matcher {
     pub(super) fn single_matches_from<T: Sym>(
         &mut self,
         b: &BSide<T>,
+        w: Window,
         i: usize,
         j: usize,
-        ahi: usize,
-        bhi: usize,
     ) -> usize {
         debug_assert!(T::is_byte() && b.all_indexed);
+        let (ahi, bhi) = (w.ahi, w.bhi);
         self.blocks.push((i as u32, j as u32, 1));
         let (a, bytes) = (&self.a_bytes[FRONT_PAD..], &b.bytes[FRONT_PAD..]);
         let (mut found, mut from) = (1, j + 1);
@@ -93,7 +88,7 @@ impl Matcher {
         self.queue.clear();
         self.blocks.clear();
         self.queue
-            .push([0, self.a_ids.len() as u32, 0, b.len() as u32]);
+            .push(Window::whole(self.a_ids.len(), b.len()).into());
         self.runs_listed = !T::is_byte()
             && self.a_ids.len() >= RUN_LIST_MIN_ROWS
             && b.len() >= RUN_LIST_STRIDE
@@ -127,7 +122,7 @@ impl Matcher {
                 break; // (incomplete: the ranges are then searched one by one, and stop too)
             }
             open.retain(|&(_, end)| end > r);
-            self.each_match_in_row(b, r, 0, lb, false, |m, j| {
+            self.each_match_in_row(b, r, Window::whole(la, lb), false, |m, j| {
                 // One row can hold a match in every column, each extended across the whole
                 // sequences (equal lines): past the budget, or once cancelled, the rest of the row
                 // is skipped, so a poll comes every RUN_LIST_POLL_WORK steps, not once a row.
@@ -161,16 +156,11 @@ impl Matcher {
         complete
     }
 
-    /// The longest listed run cut to the range (first in (i, j) order among equals), as
+    /// The longest listed run cut to window `w` (first in (i, j) order among equals), as
     /// `find_longest_match`'s DP would pick it: exact when its length is >= RUN_LIST_STRIDE, as any
-    /// run that long in the range lies on a listed run, which cut to the range is that run.
-    pub(super) fn longest_listed_run(
-        &self,
-        alo: usize,
-        ahi: usize,
-        blo: usize,
-        bhi: usize,
-    ) -> (usize, usize, usize) {
+    /// run that long in the window lies on a listed run, which cut to the window is that run.
+    pub(super) fn longest_listed_run(&self, w: Window) -> (usize, usize, usize) {
+        let Window { alo, ahi, blo, bhi } = w;
         let mut best = (alo, blo, 0usize);
         // Only runs starting in rows [alo - longest_run, ahi) can reach the range's rows.
         let lowest = alo.saturating_sub(self.longest_run);
@@ -196,11 +186,11 @@ impl Matcher {
     pub fn matches<T: Sym>(&mut self, b: &BSide<T>) -> usize {
         self.start(b);
         let mut found = 0;
-        while let Some(range) = self.queue.pop() {
+        while let Some(w) = self.queue.pop() {
             if self.cancel.is_cancelled() {
                 break;
             }
-            found += self.step(b, range).0;
+            found += self.step(b, w).0;
         }
         found
     }
@@ -208,11 +198,11 @@ impl Matcher {
     /// difflib's `get_matching_blocks()`, without the `(len(a), len(b), 0)` sentinel.
     pub fn matching_blocks<T: Sym>(&mut self, b: &BSide<T>) -> Vec<(usize, usize, usize)> {
         self.start(b);
-        while let Some(range) = self.queue.pop() {
+        while let Some(w) = self.queue.pop() {
             if self.cancel.is_cancelled() {
                 break;
             }
-            self.step(b, range);
+            self.step(b, w);
         }
         self.blocks.sort_unstable();
         let mut out: Vec<(usize, usize, usize)> = Vec::with_capacity(self.blocks.len());
@@ -238,12 +228,12 @@ impl Matcher {
         }
         self.start(b);
         let mut found = 0;
-        while let Some(range) = self.queue.pop() {
+        while let Some(w) = self.queue.pop() {
             if self.cancel.is_cancelled() {
                 return false;
             }
-            pending -= ((range[1] - range[0]).min(range[3] - range[2])) as usize;
-            let (k, added) = self.step(b, range);
+            pending -= Window::from(w).limit();
+            let (k, added) = self.step(b, w);
             found += k;
             pending += added;
             if ratio_of(found, length) >= threshold {

@@ -71,10 +71,10 @@ impl ByteRemap {
     /// than 255 distinct elements. ASCII stays itself when `b` has at most 127 distinct other
     /// elements (`remap_beside_ascii`); otherwise every element goes through the table.
     ///
-    /// Performance notes: on wide label pairs (callgrind, 1,000 corpus pairs with a code point above
-    /// 255) a loop of pushes with a break cost ~3,700 instructions a pair; mapping through a fixed
-    /// 64 Ki table by `extend` (no bounds checks, no early exit: a `b` past 255 elements is only
-    /// reported) costs a fraction of that.
+    /// Performance notes: mapping through a fixed 64 Ki table by `extend` has no bounds checks and
+    /// no early exit (a `b` past 255 elements is only reported), a fraction of the instructions
+    /// of a loop that stops at the 256th element (callgrind on 1,000 corpus pairs with a code
+    /// point above 255; figures in docs/perf.md).
     pub fn remap(
         &mut self,
         a: &[u32],
@@ -148,8 +148,10 @@ impl ByteRemap {
     /// `remap` when every code point is in the basic plane: the table alone, and no branch on
     /// whether an element was seen before.
     ///
-    /// Performance notes: callgrind, `labels_match` on the 161 pairs of bench_core's sample with
-    /// a non-ASCII label: `remap` took ~2,800 instructions a call as one loop for every plane.
+    /// Performance notes: most wide labels are basic-plane text, which this loop maps with no
+    /// per-element test of the plane or of a map (callgrind, `labels_match` on the 161 pairs of
+    /// bench_core's sample with a non-ASCII label; the one loop for every plane it split from:
+    /// docs/perf.md).
     pub(super) fn remap_basic_plane(
         &mut self,
         a: &[u32],

@@ -228,14 +228,14 @@ pub fn matching_blocks<'py>(
         let blocks = match (&a_text, &b_text) {
             (Text::Narrow(a), Text::Narrow(b)) => {
                 let side = BSide::try_new(b, autojunk)?;
-                m.reserve_for_a::<u8>(a.len())?;
+                m.reserve_for::<u8>(a.len(), b.len())?;
                 m.set_a(a, &side);
                 m.matching_blocks(&side)
             }
             _ => {
                 let (a, b) = (a_text.codepoints_cow()?, b_text.codepoints_cow()?);
                 let side = BSide::try_new(&b, autojunk)?;
-                m.reserve_for_a::<u32>(a.len())?;
+                m.reserve_for::<u32>(a.len(), b.len())?;
                 m.set_a(&a, &side);
                 m.matching_blocks(&side)
             }

@@ -254,22 +254,9 @@ const PREFETCH_AHEAD: usize = 12;
 #[inline(always)]
 fn prefetch_object(obj: *const ffi::PyObject) {
     if !obj.is_null() {
-        prefetch_address(obj.cast());
-        prefetch_address(obj.cast::<i8>().wrapping_add(64));
+        crate::simd::prefetch_address(obj.cast());
+        crate::simd::prefetch_address(obj.cast::<u8>().wrapping_add(64));
     }
-}
-
-/// Ask the CPU to load the cache line holding `address` (a hint: no effect elsewhere than x86_64).
-#[inline(always)]
-fn prefetch_address(address: *const i8) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        // SAFETY: prefetching never faults, whatever the address.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(address) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = address;
 }
 
 fn shortened() -> PyErr {

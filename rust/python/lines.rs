@@ -12,7 +12,7 @@ use super::ffi::{self, LineKind, Lines};
 use super::interrupt::{run_here, run_pool};
 use super::text::{text_of, with_cancelled_matcher, with_matcher};
 use crate::elements::ElementTable;
-use crate::matcher::{self, BSide};
+use crate::matcher::{self, BSide, Window};
 
 /// A sequence as element codes: a `str`'s code points, a [`Codes`] from
 /// [`SequenceIndex::encode`], or a sequence of ints (ids the caller assigned).
@@ -137,7 +137,7 @@ impl SequenceIndex {
         let side = run_here(py, ids.len(), move |_| {
             let mut junk_of = |id: u32| is_junk[id as usize];
             let junk_of: Option<&mut dyn FnMut(u32) -> bool> = any_junk.then_some(&mut junk_of);
-            Ok(BSide::of_dense_ids(ids, counts, autojunk, junk_of))
+            BSide::of_dense_ids(ids, counts, autojunk, junk_of)
         })?;
         Ok(Some(SequenceIndex {
             side,
@@ -201,9 +201,9 @@ impl SequenceIndex {
         let side = &self.side;
         run_here(py, (ahi - alo) + (bhi - blo), |cancel| {
             with_cancelled_matcher(cancel, |m| -> crate::Result<_> {
-                m.reserve_for_a::<u32>(a.len())?;
+                m.reserve_for::<u32>(a.len(), side.len())?;
                 m.set_a(&a, side);
-                Ok(m.find_longest_match(side, alo, ahi, blo, bhi))
+                Ok(m.find_longest_match(side, Window::new(alo, ahi, blo, bhi)))
             })?
         })
     }
@@ -238,7 +238,7 @@ impl SequenceIndex {
         let side = &self.side;
         run_here(py, a.len() + side.len(), |cancel| {
             with_cancelled_matcher(cancel, |m| -> crate::Result<_> {
-                m.reserve_for_a::<u32>(a.len())?;
+                m.reserve_for::<u32>(a.len(), side.len())?;
                 m.set_a(&a, side);
                 Ok(m.matches(side))
             })?
@@ -248,10 +248,12 @@ impl SequenceIndex {
     /// The multiset intersection size behind `quick_ratio()` (linear: no poll needed).
     fn quick_matches(&self, a: &Bound<'_, PyAny>) -> PyResult<usize> {
         let a = element_codes(a)?;
-        Ok(with_matcher(|m| {
+        with_matcher(|m| -> crate::Result<usize> {
+            m.reserve_for::<u32>(a.len(), self.side.len())?;
             m.set_a(&a, &self.side);
-            m.quick_matches(&self.side)
-        }))
+            Ok(m.quick_matches(&self.side))
+        })
+        .map_err(PyErr::from)
     }
 
     /// The junk elements (`bjunk`), in first-occurrence order.
@@ -275,7 +277,7 @@ impl SequenceIndex {
         let side = &self.side;
         run_here(py, a.len() + side.len(), |cancel| {
             with_cancelled_matcher(cancel, |m| -> crate::Result<_> {
-                m.reserve_for_a::<u32>(a.len())?;
+                m.reserve_for::<u32>(a.len(), side.len())?;
                 m.set_a(a, side);
                 Ok(m.matching_blocks(side))
             })?
