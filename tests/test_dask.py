@@ -23,7 +23,7 @@ pytest.importorskip("pyarrow")
 
 from memdedup import batch, cli  # noqa: E402
 from memdedup import dask as mdd  # noqa: E402
-from memdedup.errors import InvalidInputError  # noqa: E402
+from memdedup.errors import BackendUnavailableError, InvalidInputError  # noqa: E402
 
 BASE = [
     "The user prefers dark mode in every editor",
@@ -370,3 +370,27 @@ def test_a_parquet_directory_with_a_non_string_label_column_is_refused(
     with pytest.raises(InvalidInputError, match="not string: a label is text") as remote:
         mdd.read_input(tmp_path / "store", layer=None)
     assert str(local.value).split(": ", 1)[1] == str(remote.value).split(": ", 1)[1]
+
+
+def test_a_url_whose_filesystem_is_not_installed_is_a_stated_reason_and_exit_2(
+    capsys, tmp_path: Path
+) -> None:
+    """Dask needs a package per remote protocol (s3fs for s3://): without it the run stops with exit 2
+    and says which, as any other input it cannot read; before, it was an "unexpected error" at exit 1."""
+    pytest.importorskip("dask.dataframe")
+    try:
+        import s3fs  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("s3fs is installed: the protocol is available")
+    url = "s3://AKIAIOSFODNN7EXAMPLE:wJalrXUtnFEMI-K7MDENG-bPxRfiCYEXAMPLEKEY@bucket/store.parquet"
+    with pytest.raises(BackendUnavailableError, match="s3fs") as raised:
+        mdd.read_input(url)
+    assert "wJalrXUtnFEMI" not in str(raised.value)
+    assert (
+        cli.main(["dedup", url, "--engine", "dask", "--workers", "1", "--out", str(tmp_path / "out.jsonl")])
+        == 2
+    )
+    err = capsys.readouterr().err
+    assert "s3fs" in err and "wJalrXUtnFEMI" not in err

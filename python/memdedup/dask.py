@@ -39,7 +39,7 @@ from memdedup._reference import (
     DEDUP_SUBSUME_MIN_CHARS,
 )
 from memdedup.dedup import normalise_label
-from memdedup.errors import InvalidInputError
+from memdedup.errors import BackendUnavailableError, InvalidInputError
 from memdedup.inputs import display_name, input_size
 from memdedup.missing import as_labels, label_text
 from memdedup.progress import Progress
@@ -173,7 +173,15 @@ def _read_input(
         parts = max(1, min(len(frame), -(-size // max(1, block)))) if len(frame) else 1
         frame = dd.from_pandas(frame, npartitions=parts, sort=False)
     else:
-        frame = _read_remote(url, kind, label, others, blocksize, order)
+        try:
+            frame = _read_remote(url, kind, label, others, blocksize, order)
+        except BackendUnavailableError:
+            raise
+        except ImportError as exc:
+            # fsspec's package for the protocol (s3fs for s3://): the environment, stated, not a bug.
+            # The URL is scrubbed (it can hold credentials: s3://key:secret@bucket).
+            reason = str(exc).strip().splitlines()[-1] if str(exc).strip() else type(exc).__name__
+            raise BackendUnavailableError(f"cannot read {redact(url)}: {reason}") from None
     if label not in frame.columns:
         raise InvalidInputError(f"{path}: no {label!r} column (it has {list(frame.columns)})")
     if order and order not in frame.columns:
