@@ -14,9 +14,9 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 
 import cli_support
+import interrupt_support
 import pytest
 
 #: The probes test the compiled extension; an explicitly requested pure-Python run skips them.
@@ -75,51 +75,12 @@ def assert_clean(proc: subprocess.CompletedProcess[str], *expected_lines: str) -
     return lines
 
 
-def run_interrupted(setup: str, call: str, *, delay: float = 0.5, limit: float = 30.0) -> list[str]:
-    """Start ``call`` (after ``setup``) in a child, send it SIGINT ``delay`` seconds after the call
-    began, and check that the call raised KeyboardInterrupt and the child exited cleanly within
-    ``limit`` seconds of the signal (the call itself would run for minutes); the child's lines."""
-    code = f"""
-{textwrap.dedent(setup)}
-import time
-print("start", flush=True)
-began = time.monotonic()
-try:
-    {call}
-except KeyboardInterrupt:
-    print("interrupted", flush=True)
-except BaseException as exc:
-    print("raised", type(exc).__name__, exc, flush=True)
-else:
-    print("finished", round(time.monotonic() - began, 1), flush=True)
-print("alive", flush=True)
-"""
-    proc = subprocess.Popen(
-        [sys.executable, "-X", "dev", "-c", ascii_source(PRELUDE + code)],
-        env=child_env(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        assert proc.stdout is not None
-        first = proc.stdout.readline()
-        assert first.strip() == "start", (
-            first + proc.stdout.read() + (proc.stderr.read() if proc.stderr else "")
-        )
-        time.sleep(delay)
-        proc.send_signal(signal.SIGINT)
-        sent = time.monotonic()
-        out, err = proc.communicate(timeout=limit)
-        waited = time.monotonic() - sent
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    done = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
-    lines = assert_clean(done, "interrupted", "alive")
-    assert waited < limit, describe(done)
-    return lines
+def run_interrupted(setup: str, call: str) -> None:
+    """Build ``setup``'s input (sized by ``SCALE``) until ``call`` on it is measured to outlast the
+    signal, start it, send SIGINT, and check that the call raised KeyboardInterrupt and the child carried
+    on (:mod:`interrupt_support`)."""
+    source = interrupt_support.script(textwrap.dedent(setup), call, prelude=PRELUDE + "import time\n")
+    interrupt_support.interrupt(source, env=child_env()).check()
 
 
 @requires_rust
