@@ -67,6 +67,7 @@ __all__ = [
     "negation_words",
     "replay_guarded",
     "tokens",
+    "value_changes",
     "value_tokens",
     "why_blocked",
 ]
@@ -188,8 +189,8 @@ def fold(token: str) -> str:
     return folded
 
 
-def _lacking(a: Any, b: Any) -> tuple[list[str], list[str]]:
-    """Value tokens of ``a`` that ``b`` lacks, and of ``b`` that ``a`` lacks (by folded form)."""
+def value_changes(a: Any, b: Any) -> tuple[list[str], list[str]]:
+    """Value tokens of ``a`` that ``b`` lacks, and of ``b`` that ``a`` lacks (by folded form), in order."""
     toks_a, toks_b = tokens(a), tokens(b)
     fold_a, fold_b = [fold(t) for t in toks_a], [fold(t) for t in toks_b]
     set_a, set_b = set(fold_a), set(fold_b)
@@ -220,7 +221,7 @@ def negation_words(label: Any) -> frozenset[str]:
 
 def value_blocks(stored: Any, incoming: Any) -> bool:
     """True when the value guard blocks the pair."""
-    only_a, only_b = _lacking(stored, incoming)
+    only_a, only_b = value_changes(stored, incoming)
     return bool(only_a) and bool(only_b)
 
 
@@ -233,7 +234,7 @@ def why_blocked(stored: Any, incoming: Any, guards: Guards | str | None) -> str 
     """Why the enabled guards block the pair (the first guard that does, value first), or None."""
     g = as_guards(guards)
     if g.value:
-        only_a, only_b = _lacking(stored, incoming)
+        only_a, only_b = value_changes(stored, incoming)
         if only_a and only_b:
             return f"value: {', '.join(dict.fromkeys(only_a))} vs {', '.join(dict.fromkeys(only_b))}"
     if g.negation:
