@@ -138,7 +138,7 @@ def test_json_lines_in_a_file_with_no_known_extension_are_refused(tmp_path: Path
 def test_json_read_as_text_on_purpose_or_by_its_name(tmp_path: Path) -> None:
     done = run_here("dedup", "-", "--input-format", "text", "--out", "-", input=JSON_LINES)
     assert done.status == 0
-    assert [json.loads(r)["label"] for r in done.out.splitlines()][0].startswith('{"label"')
+    assert [json.loads(r)["label"] for r in done.out.splitlines()][1].startswith('{"label"')
     done = run_here("dedup", "-", "--input-format", "jsonl", "--out", "-", input=JSON_LINES)
     assert [json.loads(r)["canonical"] for r in done.out.splitlines()] == [0, 1]
     (tmp_path / "l.txt").write_bytes(JSON_LINES)  # named text: text
@@ -162,6 +162,7 @@ CHAIN = [
     "dark mode in every editor and terminal, also at night on weekends",  # 3 ~ 2 only
     "Lives in Zürich",  # 4
 ]
+
 
 def test_components_rows_name_the_pair_that_put_them_there(tmp_path: Path) -> None:
     path = tmp_path / "chain.txt"
@@ -451,7 +452,7 @@ def test_a_misspelt_option_names_the_subcommand_and_the_closest_option(tmp_path:
     assert last.startswith("memdedup dedup: error:"), done.err
     assert "--thresold" in last and "did you mean --threshold?" in last
     assert done.err.startswith("usage: memdedup dedup")
-    done = run_here("tune", "--guard=value")
+    done = run_here("tune", "--gaurds=value")
     assert "did you mean --guards?" in done.err.strip().splitlines()[-1]
     done = run_here("dedpu", "x.txt")
     assert "did you mean 'dedup'?" in done.err.strip().splitlines()[-1]
