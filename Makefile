@@ -54,9 +54,11 @@ bench-index:
 bench-instructions:
 	$(PYTHON) benches/bench_instructions.py
 
+# docs/cli-reference.md must be the parser's --help (`python scripts/cli_reference.py --write` regenerates it).
 # mypy --strict types the package as it is importable; the last step checks the stubs of memdedup._core against the installed extension (`make build`
 # in a checkout, `pip install .` in CI).
 lint:
+	$(PYTHON) scripts/cli_reference.py --check
 	ruff check python tests benches
 	ruff format --check python tests benches
 	cargo fmt --check

@@ -141,8 +141,9 @@ def test_json_read_as_text_on_purpose_or_by_its_name(tmp_path: Path) -> None:
     assert [json.loads(r)["label"] for r in done.out.splitlines()][1].startswith('{"label"')
     done = run_here("dedup", "-", "--input-format", "jsonl", "--out", "-", input=JSON_LINES)
     assert [json.loads(r)["canonical"] for r in done.out.splitlines()] == [0, 1]
-    (tmp_path / "l.txt").write_bytes(JSON_LINES)  # named text: text
-    assert run_here("dedup", "-q", tmp_path / "l.txt").status == 0
+    (tmp_path / "l.txt").write_bytes(JSON_LINES)  # JSON lines renamed .txt: refused too, unless asked
+    refused(run_here("dedup", "-q", tmp_path / "l.txt"), "l.txt:2:", "--input-format")
+    assert run_here("dedup", "-q", tmp_path / "l.txt", "--input-format", "text").status == 0
     (tmp_path / "plain").write_bytes(b"just a label\n{not json\n")  # not a JSON object: text
     assert run_here("dedup", "-q", tmp_path / "plain").status == 0
 
@@ -520,5 +521,5 @@ def test_read_columns_takes_the_same_options(tmp_path: Path) -> None:
     path.write_text('label,scope\n"a\nb","1"\n')
     labels, columns, _ = tables.read_columns(path, "label", ["scope"], multiline=True, json_columns=["scope"])
     assert labels == ["a\nb"] and columns["scope"] == [1]
-    with pytest.raises(InvalidInputError, match="in.csv:2:"):
+    with pytest.raises(InvalidInputError, match=r"in\.csv:2:"):
         tables.read_columns(path, "label", ["scope"])

@@ -138,7 +138,7 @@ def match_reason(
     :func:`memdedup.labels_match`, with its reason::
 
         >>> match_reason("Prefers dark mode", "prefers dark mode in every editor")
-        ('containment', 0.68...)
+        ('containment', 0.68)
     """
     _comparable(threshold, min_chars)
     if is_missing(stored) or is_missing(incoming):

@@ -418,7 +418,7 @@ def _add_dedup_parser(subparsers: Any) -> None:
             "and clusters: with --cluster canonical each label joins the earliest canonical it matches, so "
             "every row matches its canonical label. Scope and layer are hard partitions, compared by type "
             "and value. Missing labels (null, NaN) are empty: never matched. No format is guessed: JSON "
-            "read as text (stdin, or a name with no known extension) is refused; pass --input-format."
+            "read as text without --input-format is refused; pass --input-format jsonl or text."
         ),
         epilog=_DEDUP_EXAMPLES,
         formatter_class=_Help,

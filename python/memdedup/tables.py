@@ -8,9 +8,9 @@ otherwise). Bytes are opened as :mod:`memdedup.inputs` opens every input: gzip b
 strictly, errors naming the file, the line and the byte; a SQLite database, an archive or UTF-16 is named
 and refused (:func:`memdedup.inputs.check_not_binary`).
 
-No format is guessed: input read as text without being asked for (``fmt`` not given, and stdin or a name
-whose extension names no format) whose first non-blank line is a JSON object or array is refused, and so
-is a ``.json`` file (a JSON document): pass ``fmt="jsonl"`` or ``fmt="text"``.
+No format is guessed: input read as text without being asked for (``fmt`` not given: stdin, a ``.txt``,
+or a name whose extension names no format) whose first non-blank line is a JSON object or array is
+refused, and so is a ``.json`` file (a JSON document): pass ``fmt="jsonl"`` or ``fmt="text"``.
 
 Labels: a missing value (JSON ``null``, a Parquet null, NaN) is the empty label (:mod:`memdedup.missing`);
 any other label must be text: a JSONL label that is a number, boolean, array or object, or a Parquet label
@@ -92,8 +92,6 @@ __all__ = [
 INPUT_FORMATS = ("text", "jsonl", "csv", "parquet")
 OUTPUT_FORMATS = ("jsonl", "csv", "parquet")
 _EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
-# Names that say "text" themselves: read as text without a look at what they hold.
-_TEXT_EXTENSIONS = (".txt", ".text")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -317,14 +315,12 @@ def _check_json_columns(json_columns: Sequence[str], label: str, others: Sequenc
 
 
 def _check_text_is_meant(path: str | os.PathLike[str], text: str, name: str) -> None:
-    """Refuse input read as text that nobody asked to read as text and that holds JSON: stdin or a name
-    with no known extension whose first non-blank line is a JSON object or array, or a ``.json`` file.
-    Every JSON line would be a label, at exit 0."""
+    """Refuse input read as text that nobody asked to read as text (no ``fmt``) and that holds JSON: a
+    first non-blank line that is a JSON object or array (every JSON line would be a label, at exit 0),
+    whatever the name (``.txt`` too: a file of JSON lines renamed), or a ``.json`` file (a JSON
+    document). ``fmt="text"`` reads it as text on purpose."""
     suffixes = _suffixes(os.fspath(path)) if os.fspath(path) != STDIN else []
-    last = suffixes[-1] if suffixes else ""
-    if last in _TEXT_EXTENSIONS:
-        return
-    if last == ".json":
+    if suffixes and suffixes[-1] == ".json":
         raise InvalidInputError(
             f"{name} is named .json (a JSON document): dedup reads JSON lines (one object per line; "
             "convert a document with jq -c '.[]'); pass --input-format jsonl to read it as JSON lines, or "
