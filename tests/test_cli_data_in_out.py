@@ -148,9 +148,22 @@ def test_json_read_as_text_on_purpose_or_by_its_name(tmp_path: Path) -> None:
     assert run_here("dedup", "-q", tmp_path / "plain").status == 0
 
 
-def test_a_json_document_is_refused_by_its_name(tmp_path: Path) -> None:
+def test_a_json_document_is_refused_by_its_name_or_its_shape(tmp_path: Path) -> None:
     (tmp_path / "l.json").write_text('[\n  {"label": "a"}\n]\n')
     refused(run_here("dedup", "-q", tmp_path / "l.json"), "l.json", "JSON", "--input-format")
+    (tmp_path / "l.txt").write_text('[\n  "Prefers dark mode",\n  "Lives in Lisbon"\n]\n')
+    refused(run_here("dedup", "-q", tmp_path / "l.txt"), "l.txt", "JSON document", "--input-format text")
+    assert run_here("dedup", "-q", tmp_path / "l.txt", "--input-format", "text").status == 0
+
+
+def test_options_for_another_format_are_refused(tmp_path: Path) -> None:
+    (tmp_path / "l.txt").write_text("a label\n")
+    refused(run_here("dedup", "-q", tmp_path / "l.txt", "--multiline"), "--multiline", "CSV")
+
+
+def test_a_csv_with_another_separator_is_named(tmp_path: Path) -> None:
+    (tmp_path / "s.csv").write_text("label;scope\na;b\n")
+    refused(run_here("dedup", "-q", tmp_path / "s.csv"), "no 'label' column", "separated by ';'")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -434,8 +447,9 @@ def test_a_sqlite_database_is_recognised_and_pointed_to_consolidate(tmp_path: Pa
         (b"\xfd7zXZ\x00" + b"\x00" * 40, "xz"),
         (b"\x28\xb5\x2f\xfd" + b"\x00" * 40, "zstd"),
         ("one label\nanother label\n".encode("utf-16-le"), "UTF-16"),
+        (b"\x00" * 100, "only NUL bytes"),
     ],
-    ids=["zip", "bzip2", "xz", "zstd", "utf-16"],
+    ids=["zip", "bzip2", "xz", "zstd", "utf-16", "zeros"],
 )
 def test_other_binary_formats_are_named(tmp_path: Path, data: bytes, what: str) -> None:
     path = tmp_path / "labels.txt"
@@ -523,3 +537,29 @@ def test_read_columns_takes_the_same_options(tmp_path: Path) -> None:
     assert labels == ["a\nb"] and columns["scope"] == [1]
     with pytest.raises(InvalidInputError, match=r"in\.csv:2:"):
         tables.read_columns(path, "label", ["scope"])
+
+
+def test_the_bundled_store_parquet_holds_the_bundled_jsonl() -> None:
+    """docs/dask.md runs on examples/store.parquet; examples/store.jsonl is the same rows, readable."""
+    rows = [json.loads(line) for line in (ROOT / "examples" / "store.jsonl").read_text().splitlines()]
+    table = pq.read_table(ROOT / "examples" / "store.parquet")
+    assert table.schema.field("seq").type == pa.int64()
+    assert table.to_pylist() == rows
+
+
+@pytest.mark.slow
+def test_the_dask_engine_names_the_link_of_every_components_row(tmp_path: Path) -> None:
+    distributed = pytest.importorskip("distributed")
+    from cli_support import run
+
+    path = tmp_path / "chain.txt"
+    path.write_text("\n".join(CHAIN) + "\n", encoding="utf-8")
+    here, there = tmp_path / "here.jsonl", tmp_path / "there.jsonl"
+    args = ["dedup", "-q", path, "--mode", "join", "--cluster", "components"]
+    assert run_here(*args, "--out", here).status == 0
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0"
+    ) as cluster:
+        run(*args, "--engine", "dask", "--scheduler", cluster.scheduler_address, "--out", there).ok()
+    assert jsonl(there) == jsonl(here)
+    assert [r["via"] for r in jsonl(there)] == [None, 0, 1, 2, None]

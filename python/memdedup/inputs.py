@@ -191,6 +191,8 @@ def check_not_binary(data: bytes, name: str) -> None:
         raise InvalidInputError(
             f"{name} is a bzip2 stream, not text: decompress it first (bunzip2); memdedup reads gzip itself"
         )
+    if data[:64] and not data[:4096].strip(b"\x00"):
+        raise InvalidInputError(f"{name} holds only NUL bytes, not text (a file never written, or damaged)")
     if _looks_utf16(data):
         raise InvalidInputError(
             f"{name} looks like UTF-16 text without a byte-order mark (a NUL byte beside every character): "

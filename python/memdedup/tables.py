@@ -91,6 +91,9 @@ __all__ = [
 
 INPUT_FORMATS = ("text", "jsonl", "csv", "parquet")
 OUTPUT_FORMATS = ("jsonl", "csv", "parquet")
+# A text input that starts with "[" or "{" is parsed whole, up to this size, to see whether it is a JSON
+# document (refused without --input-format): a larger one would cost its parse for nothing.
+_JSON_DOCUMENT_LIMIT = 64 << 20
 _EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
 
@@ -279,6 +282,8 @@ def read_columns(
     kind = input_format(path, fmt)
     name = display_name(path)
     _check_json_columns(json_columns, label_column, others, kind)
+    if multiline and kind != "csv":
+        raise InvalidInputError(f"--multiline applies to CSV input, not {kind} (it would do nothing)")
     with progress.bar("read", input_size(path), unit="B", unit_scale=True) as advance:
         data = read_bytes(path, progress=advance)
     if data.startswith(SQLITE_MAGIC):
@@ -338,7 +343,18 @@ def _check_text_is_meant(path: str | os.PathLike[str], text: str, name: str) -> 
     try:
         value = json.loads(text[at:end])
     except (ValueError, RecursionError):
-        return
+        value = None
+    if not isinstance(value, dict | list) and len(text) <= _JSON_DOCUMENT_LIMIT:
+        try:  # a JSON document over several lines: "[" or "{" alone on the first
+            document = json.loads(text)
+        except (ValueError, RecursionError):
+            document = None
+        if isinstance(document, dict | list):
+            raise InvalidInputError(
+                f"{name} is a JSON document (a JSON {'object' if isinstance(document, dict) else 'array'} "
+                "over several lines), not one label per line: dedup reads JSON lines (convert it with "
+                "jq -c '.[]'), or pass --input-format text to read each line as a label"
+            )
     if isinstance(value, dict | list):
         line = 1 + text.count("\n", 0, at) + text.count("\r", 0, at) - text.count("\r\n", 0, at)
         raise InvalidInputError(
@@ -444,7 +460,10 @@ def _read_csv(
             f"{name}: no header row (the file is empty); a CSV starts with its column names"
         )
     if label not in header:
-        raise InvalidInputError(f"{name}: the CSV header has no {label!r} column (it has {header})")
+        hint = ""
+        if len(header) == 1 and any(sep in header[0] for sep in ";\t|"):
+            hint = " (is it separated by ';', tabs or '|'? memdedup reads comma-separated CSV)"
+        raise InvalidInputError(f"{name}: the CSV header has no {label!r} column (it has {header}){hint}")
     for c in (label, *others):
         if header.count(c) > 1:
             raise InvalidInputError(
