@@ -150,9 +150,10 @@ def _add_ingest_parser(subparsers: Any) -> None:
         help="write a file of model extraction outputs into a SQLite memory store",
         description=(
             "Read TURNS (one JSON object per line: scope, turn, messages, output, provider), turn each "
-            "model output into memories (credentials scrubbed), collapse restatements into the memory "
-            "they restate, write the rest to the database, and report what happened to every op. "
-            "Re-running the same file writes nothing new."
+            "model output into memories (credentials scrubbed); a memory that is the same fact as one its "
+            "scope holds restates it (the stored text stays) or updates it (its text becomes current, the "
+            "old one a revision: memdedup history shows them); write the rest to the database, and report "
+            "what happened to every op. Re-running the same file writes nothing new."
         ),
         epilog=_INGEST_EXAMPLES,
         formatter_class=_Help,
@@ -182,6 +183,14 @@ def _add_ingest_parser(subparsers: Any) -> None:
         help="the write-time lookup's candidate gate: prefix (the seed's: the first 20 memories sharing the "
         "label's first 20 characters) or index (none: every memory the scope owns, through a label index "
         "built when the database is opened), default: prefix",
+    )
+    parser.add_argument(
+        "--guards",
+        type=_guards_arg,
+        default=None,
+        metavar="GUARDS",
+        help="none, value, negation, value,negation or all: a statement that differs from a memory in a "
+        "value or a negation is then another fact, stored beside it (default: none)",
     )
     parser.add_argument("--pii", action="store_true", help="also redact e-mail addresses and phone numbers")
     output = parser.add_mutually_exclusive_group()
@@ -231,6 +240,7 @@ def _run_ingest(args: argparse.Namespace) -> int:
                     progress=advance,
                     source=name,
                     gate=args.gate,
+                    guards=args.guards,
                 )
     except KeyboardInterrupt as stopped:
         # At a turn boundary (IngestInterrupted), or before the first turn (reading, opening).
@@ -267,14 +277,14 @@ def _print_ingest_report(report: Any, args: argparse.Namespace) -> None:
 
 def print_ingest_summary(report: Any, out: TextIO, *, detail: bool = True) -> None:
     """The readable form of an :class:`~memdedup.ingest.IngestReport`: the counts, then (``detail``)
-    one row per memory written, collapsed or dropped; the lines not ingested are always listed."""
+    one row per memory written, restated, updated or dropped; the lines not ingested are always listed."""
     from memdedup.scope import readable_scope_path
 
     counts = report.counts()
     out.write(f"memdedup ingest: {report.source} -> {report.database}\n")
     out.write(
         f"  {counts['lines']} lines, {counts['turns']} turns, {counts['ops']} ops: "
-        f"{counts['written']} written, {counts['collapsed']} collapsed, "
+        f"{counts['written']} written, {counts['restated']} restated, {counts['updated']} updated, "
         f"{counts['already_ingested']} already ingested, {counts['dropped']} dropped "
         f"({counts['noops']} noop); {counts['degraded_outputs']} degraded outputs, "
         f"{counts['bad_lines']} bad lines\n"
@@ -320,8 +330,8 @@ def _print_ingest_detail(report: Any, out: TextIO, readable_scope_path: Callable
         out.write(
             _table(("line", "scope", "turn", "layer", "id", "memory"), rows, right=frozenset({0, 2})) + "\n"
         )
-    if report.collapsed:
-        out.write(f"\nCollapsed into an existing memory ({len(report.collapsed)})\n")
+    if report.restated:
+        out.write(f"\nRestated: the memory's text stays ({len(report.restated)})\n")
         rows = [
             (
                 r.line,
@@ -329,12 +339,28 @@ def _print_ingest_detail(report: Any, out: TextIO, readable_scope_path: Callable
                 r.turn,
                 _shorten(r.text, 40),
                 r.node_id,
-                _shorten(r.canonical_label, 40),
+                _shorten(r.stored_text, 40),
                 r.why(),
             )
-            for r in report.collapsed
+            for r in report.restated
         ]
-        headers = ("line", "scope", "turn", "restatement", "into", "memory", "why")
+        headers = ("line", "scope", "turn", "restatement", "memory", "its text", "why")
+        out.write(_table(headers, rows, right=frozenset({0, 2})) + "\n")
+    if report.updated:
+        out.write(f"\nUpdated: the new text is current, the old one a revision ({len(report.updated)})\n")
+        rows = [
+            (
+                r.line,
+                readable_scope_path(r.scope_path),
+                r.turn,
+                r.node_id,
+                _shorten(r.stored_text, 40),
+                _shorten(r.text, 40),
+                r.why(),
+            )
+            for r in report.updated
+        ]
+        headers = ("line", "scope", "turn", "memory", "was", "now", "why")
         out.write(_table(headers, rows, right=frozenset({0, 2})) + "\n")
     if report.already_ingested:
         out.write(f"\nAlready ingested by an earlier run ({len(report.already_ingested)}): nothing written\n")
