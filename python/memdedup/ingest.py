@@ -421,6 +421,7 @@ def _write_transcript_row(store: SQLiteGraphStore, scope: Scope, row: Transcript
         label=row.text,
         properties=row.properties,
         origin=row.origin,
+        turn=row.turn_id,
     )
     return 1 if created else 0
 

@@ -175,6 +175,7 @@ def backup(conn: sqlite3.Connection, path: str, version: int) -> str:
     copy = sqlite3.connect(target)
     try:
         conn.backup(copy)
+        copy.execute("PRAGMA journal_mode = DELETE")  # one self-contained file, whatever the original's mode
     finally:
         copy.close()
     return target
