@@ -18,8 +18,9 @@ classes (``CLASSES``):
 
 :func:`corpus` builds the turns (the JSON lines ``memdedup ingest`` reads) and the cases;
 :func:`check` recalls each case's scope from a store and says, per case, whether the block shows the fact
-exactly once, as its current text (a restatement's variant in case or punctuation counts as it). The module uses the standard library and the
-store's ``recall`` only, so it runs against older builds too (the "before" figures).
+exactly once, as its current text (a restatement's variant in case or punctuation counts as it). The
+module uses the standard library and the store's ``recall`` only, so it runs against older builds too
+(the "before" figures).
 """
 
 from __future__ import annotations

@@ -29,7 +29,7 @@ from typing import Any
 from memdedup.dedup import DEDUP_SIMILARITY_THRESHOLD, DEDUP_SUBSUME_MIN_CHARS
 from memdedup.facts import RESTATED, UPDATED, facts_match
 from memdedup.guards import Guards, as_guards
-from memdedup.index import LabelIndex
+from memdedup.index import IndexMatch, LabelIndex
 from memdedup.operations import DEDUP_LAYERS
 from memdedup.scope import Scope, readable_scope_path
 from memdedup.store import SQLiteGraphStore, StoredNode
@@ -119,75 +119,97 @@ class ConsolidationReport:
         }
 
 
-def _rounds(
-    rows: list[StoredNode],
-    *,
-    threshold: float,
-    min_chars: int,
-    guards: Guards,
-    advance: Callable[[int], None],
-) -> Iterator[Merge]:
-    """The merges of one partition's live rows (store order), pass after pass until a pass merges nothing.
+class _Partition:
+    """The consolidation of one partition's live rows (store order): :meth:`merges`."""
 
-    A row folded into an earlier one updates it only when it was stated after the earlier row's current
-    text (the store's statement counter): a row visited later in store order may hold an older statement
-    (the earlier row was restated since), and an older statement never replaces a newer one."""
-    current = [(row.id, row.label, row.stated) for row in rows]
-    round_ = 0
-    while True:
-        round_ += 1
-        index = LabelIndex(threshold=threshold, min_chars=min_chars)
-        text_of: dict[str, str] = {}
-        stated_of: dict[str, int] = {}
-        kept: list[str] = []
-        merged = 0
-        for node_id, text, stated in current:
-            match = index.first_match(text, threshold=threshold, min_chars=min_chars, guards=guards or None)
-            if round_ == 1:
-                advance(1)
-            if match is None:
-                index.insert(text, node_id)
-                text_of[node_id], stated_of[node_id] = text, stated
-                kept.append(node_id)
-                continue
-            into = str(match.id)
-            fact = facts_match(text_of[into], text, match.reason, match.score)
-            newer = stated > stated_of[into]
-            kind, change = (fact.kind, fact.change) if newer else (RESTATED, "stated before the current text")
-            merged += 1
-            yield Merge(
-                rows[0].scope_path,
-                rows[0].layer,
-                into,
-                node_id,
-                kind,
-                fact.rule,
-                fact.score,
-                change,
-                text_of[into],
-                text,
-                round_,
-            )
-            stated_of[into] = max(stated_of[into], stated)
-            if kind == UPDATED:
-                text_of[into] = text
-                _relabel(index, into, kept, text_of)
-        if not merged:
-            return
-        current = [(node_id, text_of[node_id], stated_of[node_id]) for node_id in kept]
+    def __init__(self, rows: list[StoredNode], threshold: float, min_chars: int, guards: Guards) -> None:
+        self.rows = rows
+        self.position = {row.id: k for k, row in enumerate(rows)}
+        self.text_of = {row.id: row.label for row in rows}
+        self.stated_of = {row.id: row.stated for row in rows}
+        self.threshold, self.min_chars, self.guards = threshold, min_chars, guards or None
+        #: The current rows under their current texts (an update replaces a row's entry).
+        self.index = self._index()
+        #: Rows whose text changed since the pass before: their new text.
+        self.changed: dict[str, str] = {}
 
+    def _index(self) -> LabelIndex:
+        return LabelIndex(threshold=self.threshold, min_chars=self.min_chars)
 
-def _relabel(index: LabelIndex, node_id: str, kept: list[str], text_of: dict[str, str]) -> None:
-    """The row ``node_id``'s current text is ``text_of[node_id]`` now, in its place in store order."""
-    relabel = getattr(index, "relabel", None)
-    if relabel is not None:
-        relabel(node_id, text_of[node_id])
-        return
-    # No in-place relabel in this build: rebuild the partition's index in order (same answers, slower).
-    for k in kept:
-        index.remove(k)
-    for k in kept:
-        index.insert(text_of[k], k)
+    def _before(self, among: LabelIndex, node_id: str, row_of: Callable[[Any], str]) -> list[IndexMatch]:
+        """The entries of ``among`` (each naming a row, ``row_of(entry id)``) that ``node_id``'s current
+        text restates and whose row comes before it in store order."""
+        found = among.query(
+            self.text_of[node_id], threshold=self.threshold, min_chars=self.min_chars, guards=self.guards
+        )
+        return [m for m in found if self.position[row_of(m.id)] < self.position[node_id]]
+
+    def decide(self, node_id: str, round_: int) -> Merge | None:
+        """Fold ``node_id`` into the first current row before it that it is the same fact as, if any."""
+        found = self._before(self.index, node_id, str)
+        if not found:
+            return None
+        match = min(found, key=lambda m: self.position[str(m.id)])
+        into = str(match.id)
+        text, stated = self.text_of[node_id], self.stated_of[node_id]
+        fact = facts_match(self.text_of[into], text, match.reason, match.score)
+        newer = stated > self.stated_of[into]
+        kind, change = (fact.kind, fact.change) if newer else (RESTATED, "stated before the current text")
+        first = self.rows[0]
+        merge = Merge(
+            first.scope_path, first.layer, into, node_id, kind, fact.rule, fact.score, change,
+            self.text_of[into], text, round_,
+        )  # fmt: skip
+        self.stated_of[into] = max(self.stated_of[into], stated)
+        if kind == UPDATED:
+            self.text_of[into] = text
+            self.index.remove(into)
+            self.index.insert(text, into)
+            self.changed[into] = text
+        return merge
+
+    def merges(self, advance: Callable[[int], None]) -> Iterator[Merge]:
+        """Pass after pass until a pass merges nothing.
+
+        The first pass visits every row against the rows before it, adding each to the index as it goes.
+        A later pass can change the answer only for a row whose own text changed, or that a text changed
+        since its last check now matches from an earlier row: it re-decides exactly those (found through a
+        small index of the changed texts, kept up to date within the pass), and leaves every other row as
+        the pass before left it."""
+        current: list[str] = []
+        for row in self.rows:
+            advance(1)
+            merge = self.decide(row.id, 1)
+            if merge is None:
+                self.index.insert(row.label, row.id)
+                current.append(row.id)
+            else:
+                yield merge
+        round_ = 1
+        while self.changed:
+            round_ += 1
+            recent, self.changed = self.changed, {}
+            flags = self._index()
+            flagged: list[str] = []  # an entry of ``flags`` -> the row whose changed text it is
+            for node_id, text in recent.items():
+                flags.insert(text, len(flagged))
+                flagged.append(node_id)
+            survivors: list[str] = []
+            for node_id in current:
+                if node_id not in recent and not self._before(flags, node_id, flagged.__getitem__):
+                    survivors.append(node_id)
+                    continue
+                merge = self.decide(node_id, round_)
+                if merge is None:
+                    survivors.append(node_id)
+                    continue
+                self.index.remove(node_id)
+                yield merge
+                if merge.kind == UPDATED:
+                    # An earlier row's text changed in this pass: the rows after it are checked against it.
+                    flags.insert(self.text_of[merge.node_id], len(flagged))
+                    flagged.append(merge.node_id)
+            current = survivors
 
 
 def plan(
@@ -214,9 +236,7 @@ def plan(
                 partitions.setdefault(node.layer, []).append(node)
         for rows in partitions.values():
             rows_seen += len(rows)
-            merges.extend(
-                _rounds(rows, threshold=threshold, min_chars=min_chars, guards=parsed, advance=advance)
-            )
+            merges.extend(_Partition(rows, threshold, min_chars, parsed).merges(advance))
     return merges, len(paths), rows_seen
 
 
