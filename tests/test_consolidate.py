@@ -232,6 +232,33 @@ def test_consolidate_equals_the_oracle(
         assert consolidate(store, threshold=threshold, min_chars=min_chars).merges == []
 
 
+@settings(max_examples=n_examples(60))
+@given(
+    edits=st.lists(st.lists(st.tuples(st.integers(0, 19), st.sampled_from("XYZW")), max_size=3), max_size=10),
+    restated=st.lists(st.integers(0, 9), max_size=3),
+)
+def test_chains_of_small_edits_need_several_passes_and_equal_the_oracle(
+    edits: list[list[tuple[int, str]]], restated: list[int]
+) -> None:
+    # Labels a few edits apart: a changed text reaches rows the first pass could not (the rounds).
+    labels = []
+    for row in edits:
+        chars = list("abcdefghijklmnopqrst")
+        for at, char in row:
+            chars[at] = char
+        labels.append("".join(chars))
+    with SQLiteGraphStore(":memory:") as store:
+        for k, label in enumerate(labels):
+            write(store, f"r{k:02d}", label)
+        for k in restated:
+            if k < len(labels):
+                store.restate(DANA, f"r{k:02d}")
+        rows = store.owned_nodes(DANA.scope_path)
+        expected = oracle([r.label for r in rows], [r.stated for r in rows], 0.85, 100)
+        report = consolidate(store, min_chars=100)
+        assert [(int(m.node_id[1:]), int(m.merged_id[1:]), m.kind) for m in report.merges] == expected
+
+
 # --- the command ---------------------------------------------------------------------------------------
 
 
