@@ -383,9 +383,9 @@ def test_ingest_with_the_index_gate_collapses_what_the_prefix_gate_writes(tmp_pa
     prefix = ingest_turns(RESTATED, tmp_path / "prefix.sqlite")
     index = ingest_turns(RESTATED, tmp_path / "index.sqlite", gate="index")
     assert [r.outcome for r in prefix.records] == ["written", "written"]
-    assert [r.outcome for r in index.records] == ["written", "collapsed"]
-    collapsed = index.records[1]
-    assert collapsed.node_id == index.records[0].node_id and collapsed.match_kind == "containment"
+    assert [r.outcome for r in index.records] == ["written", "restated"]  # terser: the text stays
+    restated = index.records[1]
+    assert restated.node_id == index.records[0].node_id and restated.match_kind == "containment"
 
 
 def test_ingest_refuses_an_unknown_gate(tmp_path: Path) -> None:
@@ -400,10 +400,10 @@ def test_memdedup_ingest_gate_index_in_a_child_process(tmp_path: Path) -> None:
     prefix = cli_support.run("ingest", turns, "--db", tmp_path / "prefix.sqlite", "--json")
     index = cli_support.run("ingest", turns, "--db", tmp_path / "index.sqlite", "--json", "--gate", "index")
     assert prefix.status == 0 and index.status == 0, (prefix.err, index.err)
-    assert json.loads(prefix.out)["counts"]["collapsed"] == 0
+    assert json.loads(prefix.out)["counts"]["restated"] == 0
     report = json.loads(index.out)
-    assert report["counts"]["collapsed"] == 1
-    assert report["collapsed"][0]["match_kind"] == "containment"
+    assert report["counts"]["restated"] == 1
+    assert report["restated"][0]["match_kind"] == "containment"
     con = sqlite3.connect(tmp_path / "index.sqlite")
     try:
         assert con.execute("SELECT label, mentions FROM nodes WHERE layer = 'semantic'").fetchall() == [

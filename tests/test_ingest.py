@@ -138,13 +138,13 @@ def test_every_op_of_the_example_is_accounted_for(example_run: tuple[IngestRepor
     counts = report.counts()
     assert counts["lines"] == counts["turns"] == len(EXAMPLE.read_text().splitlines())
     assert counts["bad_lines"] == 0 and counts["already_ingested"] == 0
-    assert counts["written"] + counts["collapsed"] + counts["dropped"] == counts["ops"]
+    assert counts["written"] + counts["restated"] + counts["updated"] + counts["dropped"] == counts["ops"]
     with SQLiteGraphStore(db) as store:
         # Memories plus one episodic transcript row per user/assistant message.
         assert store.count_nodes() == counts["written"] + counts["transcript_rows"]
         assert counts["transcript_rows"] > 0
-        assert len(store.ledger()) == counts["written"] + counts["collapsed"]
-        for record in report.collapsed:
+        assert len(store.ledger()) == counts["written"] + counts["restated"] + counts["updated"]
+        for record in report.restated + report.updated:
             assert store.ledger_entry(record.scope_path, record.record_id).node_id == record.node_id
 
 
@@ -166,18 +166,28 @@ def test_the_example_shows_each_refusal_and_form(example_run: tuple[IngestReport
     assert [d.form for d in report.degraded] == ["salvaged/ops", "none"]
 
 
-def test_restatements_collapse_with_their_reason(example_run: tuple[IngestReport, Path]) -> None:
+def test_restatements_and_updates_with_their_reason(example_run: tuple[IngestReport, Path]) -> None:
     report, db = example_run
     trailing_period = outcome_of(report, 4, "op[0]")
-    assert trailing_period.outcome == "collapsed"
+    assert trailing_period.outcome == "restated"
     assert (trailing_period.match_kind, trailing_period.match_score) == ("ratio", 1.0)
-    assert trailing_period.canonical_label == "Dana prefers dark mode in every editor"
+    assert trailing_period.stored_text == "Dana prefers dark mode in every editor"
     extra_detail = outcome_of(report, 4, "op[2]")
-    assert extra_detail.outcome == "collapsed" and extra_detail.match_kind == "containment"
+    assert extra_detail.outcome == "updated" and extra_detail.match_kind == "containment"
     assert extra_detail.match_score < 0.85 and extra_detail.why().startswith("containment (ratio 0.")
+    assert extra_detail.stored_text == "Run pytest and ruff before every commit"
     with SQLiteGraphStore(db) as store:
         canonical = store.get_node(Scope.parse(DANA), trailing_period.node_id)
         assert canonical.mentions == 2 and canonical.label == "Dana prefers dark mode in every editor"
+        # The update: the fuller text is current, the earlier one a revision.
+        updated = store.get_node(Scope.parse(DANA), extra_detail.node_id)
+        assert updated.label == extra_detail.text and updated.mentions == 2
+        history = store.history(Scope.parse(DANA), extra_detail.node_id)
+        assert [(h.kind, h.text) for h in history] == [
+            ("updated", "Run pytest and ruff before every commit"),
+            ("current", extra_detail.text),
+        ]
+        assert history[0].reason == extra_detail.why() and history[0].turn == extra_detail.turn
 
 
 def test_an_ancestor_s_memory_is_never_collapsed_into(example_run: tuple[IngestReport, Path]) -> None:
@@ -219,8 +229,9 @@ def test_re_running_the_same_file_writes_nothing_new(tmp_path: Path) -> None:
     with sqlite3.connect(db) as conn:
         rows_before = conn.execute("SELECT * FROM nodes ORDER BY seq").fetchall()
     second = ingest_file(EXAMPLE, db)
-    assert second.counts()["written"] == second.counts()["collapsed"] == 0
-    assert len(second.already_ingested) == len(first.written) + len(first.collapsed)
+    counts = second.counts()
+    assert counts["written"] == counts["restated"] == counts["updated"] == 0
+    assert len(second.already_ingested) == len(first.written) + len(first.restated) + len(first.updated)
     assert [d.reason for d in second.dropped] == [d.reason for d in first.dropped]
     assert snapshot(db) == before
     with sqlite3.connect(db) as conn:  # not even a timestamp moved
@@ -252,7 +263,7 @@ def test_the_threshold_decides_a_near_restatement(tmp_path: Path) -> None:
     loose = ingest_turns(turns, tmp_path / "loose.sqlite", threshold=0.85)
     strict = ingest_turns(turns, tmp_path / "strict.sqlite", threshold=0.95)
     (near,) = [r for r in loose.records if r.turn == 2]
-    assert near.outcome == "collapsed" and near.match_kind == "ratio" and 0.85 <= near.match_score < 0.95
+    assert near.outcome == "updated" and near.match_kind == "ratio" and 0.85 <= near.match_score < 0.95
     assert [r.outcome for r in strict.records] == ["written", "written"]
 
 
@@ -277,7 +288,7 @@ def test_a_child_scope_restating_an_ancestor_gets_its_own_memory(tmp_path: Path)
     assert [(r.scope_path, r.outcome) for r in report.records] == [
         (ORG_PATH, "written"),
         (DANA_PATH, "written"),  # same record id as the org's, but the org's row is not Dana's
-        (DANA_PATH, "collapsed"),
+        (DANA_PATH, "restated"),
     ]
     assert report.records[2].node_id == report.records[1].node_id
     with SQLiteGraphStore(db) as store:
@@ -360,7 +371,8 @@ def test_the_command_prints_a_readable_summary(tmp_path: Path, capsys: pytest.Ca
     out = capsys.readouterr().out
     for heading in (
         "Written (",
-        "Collapsed into an existing memory (",
+        "Restated: the memory's text stays (",
+        "Updated: the new text is current, the old one a revision (",
         "Not remembered (",
         "Degraded model outputs",
     ):
@@ -369,7 +381,7 @@ def test_the_command_prints_a_readable_summary(tmp_path: Path, capsys: pytest.Ca
     assert "non_node_action: action 'create_edge'" in out
     assert "Redacted: " in out and "GITHUB_TOKEN 1" in out
     assert main(["ingest", str(EXAMPLE), "--db", str(tmp_path / "m.sqlite")]) == 0
-    assert "0 written, 0 collapsed" in capsys.readouterr().out
+    assert "0 written, 0 restated, 0 updated" in capsys.readouterr().out
 
 
 def test_the_progress_bar_is_optional(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -430,11 +442,10 @@ def test_python_dash_m_memdedup_json(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
     counts = data["counts"]
-    assert counts["written"] == len(data["written"]) and counts["collapsed"] == len(data["collapsed"])
-    assert (
-        data["collapsed"][0]["match_kind"] == "ratio"
-        and data["collapsed"][0]["scope"] == "org:acme/user:dana"
-    )
+    for outcome in ("written", "restated", "updated"):
+        assert counts[outcome] == len(data[outcome])
+    assert data["restated"][0]["match_kind"] == "ratio" and data["restated"][0]["scope"] == "org:acme/user:dana"
+    assert data["updated"][0]["stored_text"] == "Run pytest and ruff before every commit"
     assert data["dropped_by_code"]["non_node_action"] == 1
 
 
@@ -501,7 +512,7 @@ def test_two_processes_ingesting_the_same_file_at_once_write_it_once(tmp_path: P
     ingest_file(path, tmp_path / "single.sqlite")
     single = snapshot(tmp_path / "single.sqlite")
     assert snapshot(tmp_path / "shared.sqlite") == single  # same rows, same order, same mentions
-    applied = sum(r["counts"]["written"] + r["counts"]["collapsed"] for r in results)
+    applied = sum(r["counts"][k] for r in results for k in ("written", "restated", "updated"))
     assert applied == len(single["ledger"])  # each record applied by exactly one of the two
     assert sum(r["counts"]["already_ingested"] for r in results) == len(single["ledger"])
 

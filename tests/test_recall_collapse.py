@@ -1,5 +1,6 @@
-"""Recall that collapses restatements (issue 26): among the recalled memories themselves, each group of
-restatements renders once, the most salient kept (ties: the newest), every drop reported by id."""
+"""Recall that collapses restatements: among the recalled memories themselves, each group of restatements
+renders once, the nearest scope's kept, then the most recently stated (salience only breaks ties), every
+drop reported by id; the kept memories are admitted by salience, then recency."""
 
 from __future__ import annotations
 
@@ -91,16 +92,17 @@ def test_49_copies_of_one_fact_among_1000_render_once(store: Any) -> None:
 
     assert len(block.memories) == 1000  # the retrieval result keeps every row
     assert block.text.count(FACT) == 1
-    newest = f"copy{max(copies)}"  # equal salience: the newest copy stays
+    # The nearest scope's copy stays (Dana's own over the org's), the most recently stated of those.
+    newest = f"copy{max(i for i in copies if i % 3)}"
     assert newest in block.admitted
     assert len(block.dropped) == 48
     assert {record_id for record_id, _ in block.dropped} == {f"copy{i}" for i in copies} - {newest}
     for _, reason in block.dropped:
         kept, rule, score = reason_parts(reason)
         assert (kept, rule, score) == (newest, "ratio", 1.0)
-    # Every distinct fact renders, in the store's order.
+    # Every distinct fact renders: equal salience, so the most recently stated first.
     assert block.admitted == tuple(
-        i.record.record_id for i in block.memories if i.record.record_id not in dict(block.dropped)
+        i.record.record_id for i in reversed(block.memories) if i.record.record_id not in dict(block.dropped)
     )
 
     every = recall(store, DANA, collapse=False)
@@ -111,16 +113,38 @@ def test_49_copies_of_one_fact_among_1000_render_once(store: Any) -> None:
 # --- which one stays ----------------------------------------------------------------------------------
 
 
-def test_the_most_salient_restatement_stays(store: Any) -> None:
+def test_the_newest_restatement_stays_whatever_its_salience(store: Any) -> None:
     write(store, "a", FACT, salience=0.9)
     write(store, "b", FACT + ".", salience=0.2)
     write(store, "c", "user prefers dark mode in every editor", salience=0.4)
     block = recall(store, DANA)
-    assert block.admitted == ("a",)
+    assert block.admitted == ("c",)
     assert block.dropped == (
-        ("b", restated_reason("a", "ratio", 1.0)),
-        ("c", restated_reason("a", "ratio", 1.0)),
+        ("a", restated_reason("c", "ratio", 1.0)),
+        ("b", restated_reason("c", "ratio", 1.0)),
     )
+
+
+def test_a_changed_value_shows_the_newest_even_when_the_stale_one_is_more_important(store: Any) -> None:
+    write(store, "allergy", "Raj is allergic to peanuts and tree nuts", salience=1.0)
+    write(store, "cleared", "Raj is not allergic to peanuts and tree nuts", salience=0.7)
+    block = recall(store, DANA)
+    assert block.text == "Raj is not allergic to peanuts and tree nuts"
+    assert dict(block.dropped) == {"allergy": restated_reason("cleared", "ratio", 0.952)}
+
+
+def test_the_nearest_scope_wins_over_a_newer_ancestor_row(store: Any) -> None:
+    write(store, "own", "The on-call shift is 6 hours long")
+    write(store, "org", "The on-call shift is 24 hours long", scope=ORG)  # stated later, by the org
+    assert recall(store, DANA).text == "The on-call shift is 6 hours long"
+    # A sibling sees the org's row only.
+    assert recall(store, ORG.child("user", "lee")).text == "The on-call shift is 24 hours long"
+
+
+def test_a_fact_moving_between_layers_shows_the_newest(store: Any) -> None:
+    write(store, "s", "Dana's flight to Lisbon leaves at 09:40", layer="semantic", salience=0.9)
+    write(store, "e", "Dana's flight to Lisbon leaves at 19:40", layer="episodic", salience=0.3)
+    assert recall(store, DANA).text == "Dana's flight to Lisbon leaves at 19:40"
 
 
 def test_equal_salience_keeps_the_newest(store: Any) -> None:
@@ -129,11 +153,34 @@ def test_equal_salience_keeps_the_newest(store: Any) -> None:
     write(store, "new", FACT, salience=0.7)
     write(store, "other", "Lives in Lisbon", salience=0.7)
     block = recall(store, DANA)
-    assert block.admitted == ("new", "other")
+    assert block.admitted == ("other", "new")  # equal salience: the most recently stated first
     assert dict(block.dropped) == {
         "old": restated_reason("new", "ratio", 1.0),
         "low": restated_reason("new", "ratio", 1.0),
     }
+
+
+def test_admission_is_by_salience_then_recency(store: Any) -> None:
+    write(store, "org-first", "Acme's first chat line is this one", scope=ORG, salience=0.1)
+    write(store, "dana-key", "Dana deploys with the blue-green strategy", salience=0.9)
+    write(store, "dana-new", "Dana prefers tabs over spaces", salience=0.5)
+    write(store, "dana-old-equal", "Dana drinks tea at four", salience=0.5)
+    block = recall(store, DANA, char_ceiling=len("Dana deploys with the blue-green strategy"))
+    assert block.admitted == ("dana-key",)  # the most salient fits; the org's first line does not
+    every = recall(store, DANA)
+    assert every.admitted == ("dana-key", "dana-old-equal", "dana-new", "org-first")
+
+
+def test_the_recall_door_reads_a_printed_scope_and_pairs(store: Any) -> None:
+    write(store, "a", FACT)
+    expected = recall(store, DANA)
+    assert recall(store, "org:acme/user:dana") == expected
+    assert store.recall("org:acme/user:dana") == expected
+    assert recall(store, [("org", "acme"), ("user", "dana")]) == expected
+    with pytest.raises(InvalidInputError, match="pairs"):
+        recall(store, "org:acme/user:da:na")
+    with pytest.raises(InputTypeError, match="printed form"):
+        recall(store, 42)
 
 
 def test_salience_comes_from_the_store_row(store: Any) -> None:
@@ -146,7 +193,8 @@ def test_salience_comes_from_the_store_row(store: Any) -> None:
 
 
 def test_a_restatement_of_a_dropped_memory_is_not_dropped_through_it() -> None:
-    # b restates a, c restates b but not a: a is kept, b dropped; c restates no kept memory, so it stays.
+    # b restates a and c, c restates b but not a: the newest, c, is kept; b restates it and goes; a
+    # restates no kept memory (it does not reach c), so it stays.
     a = "abcdefghijklmnopqrst"
     b = "abcdefghijklmnopqrXY"  # ratio 0.9 with a
     c = "abcdefghijklmnopZWXY"  # ratio 0.9 with b, 0.8 with a
@@ -154,18 +202,28 @@ def test_a_restatement_of_a_dropped_memory_is_not_dropped_through_it() -> None:
     assert not _reference.labels_match(a, c, min_chars=100)
     result = collapse_restatements([item("a", a, 0.9), item("b", b, 0.5), item("c", c, 0.1)], min_chars=100)
     assert ids(result.kept) == ["a", "c"]
-    assert result.restatements == (Restatement("b", "a", "ratio", 0.9),)
+    assert result.restatements == (Restatement("b", "c", "ratio", 0.9),)
 
 
-def test_a_memory_restating_several_kept_ones_names_the_most_salient() -> None:
+def test_a_memory_restating_several_kept_ones_names_the_first_in_order() -> None:
     x, y = "alpha beta gamma delta", "epsilon zeta eta theta"  # neither restates the other
     z = f"{x} {y}"  # contains both
-    for sx, sy, named in ((0.3, 0.8, "y"), (0.8, 0.3, "x"), (0.5, 0.5, "y")):
-        result = collapse_restatements([item("x", x, sx), item("y", y, sy), item("z", z, 0.1)])
+    # z is the oldest: x and y (newer) are kept, and z restates both; it names the first kept in the
+    # order of the rule (the newer one, y), whatever the saliences.
+    for sx, sy in ((0.3, 0.8), (0.8, 0.3), (0.5, 0.5)):
+        result = collapse_restatements([item("z", z, 0.1), item("x", x, sx), item("y", y, sy)])
         assert ids(result.kept) == ["x", "y"]
-        assert [(r.record_id, r.kept_id, r.rule) for r in result.restatements] == [
-            ("z", named, "containment")
-        ]
+        assert [(r.record_id, r.kept_id, r.rule) for r in result.restatements] == [("z", "y", "containment")]
+    # Newer and saying more, z is kept and the older parts go.
+    result = collapse_restatements([item("x", x), item("y", y), item("z", z)])
+    assert ids(result.kept) == ["z"]
+
+
+def test_salience_breaks_ties_of_age_only() -> None:
+    same_age = collapse_restatements([item("a", FACT, 0.9), item("b", FACT, 0.2)], age=lambda i: 0)
+    assert ids(same_age.kept) == ["a"]
+    by_age = collapse_restatements([item("a", FACT, 0.9), item("b", FACT, 0.2)])
+    assert ids(by_age.kept) == ["b"]
 
 
 # --- direction, as at write time ------------------------------------------------------------------------
@@ -178,12 +236,15 @@ def test_the_older_memory_is_the_stored_side() -> None:
     assert older_diet.restatements == (Restatement("d", "t", "ratio", 0.5),)
     older_tide = collapse_restatements([item("t", "tide"), item("d", "diet")], threshold=0.5)
     assert older_tide.restatements == ()
-    # The kept memory may be the older one: a more salient "diet" stays, and the newer "tide" restates it.
-    kept_older = collapse_restatements([item("d", "diet", 0.9), item("t", "tide", 0.1)], threshold=0.5)
+    # The kept memory may be the older one: a nearer "diet" stays, and the newer "tide" restates it.
+    near = {"d": 1, "t": 0}
+    kept_older = collapse_restatements(
+        [item("d", "diet"), item("t", "tide")], threshold=0.5, nearness=lambda i: near[i.record.record_id]
+    )
     assert kept_older.restatements == (Restatement("t", "d", "ratio", 0.5),)
-    assert collapse_restatements([item("t", "tide", 0.9), item("d", "diet", 0.1)], threshold=0.5).kept == (
-        item("t", "tide", 0.9),
-        item("d", "diet", 0.1),
+    assert collapse_restatements([item("t", "tide"), item("d", "diet")], threshold=0.5).kept == (
+        item("t", "tide"),
+        item("d", "diet"),
     )
     # An explicit age key says which is older, whatever the order of the items.
     age = {"d": 1, "t": 2}
@@ -212,19 +273,20 @@ def test_guards_block_a_collapse(store: Any, old: str, new: str, guards: str) ->
     write(store, "new", new)
     assert recall(store, DANA).admitted == ("new",)  # the contract alone merges them
     guarded = recall(store, DANA, guards=guards)
-    assert guarded.admitted == ("old", "new") and guarded.dropped == ()
-    assert store.recall(DANA, guards=Guards(value=True, negation=True)).admitted == ("old", "new")
+    assert guarded.admitted == ("new", "old") and guarded.dropped == ()  # two facts, the newest first
+    assert store.recall(DANA, guards=Guards(value=True, negation=True)).admitted == ("new", "old")
 
 
 def test_a_guard_blocked_kept_memory_does_not_hide_a_later_allowed_one() -> None:
-    # The first kept memory in salience order is blocked by the value guard; the second one is not.
+    # The first kept memory in the rule's order (the newest, v) is blocked by the value guard; the
+    # second one (w) is not.
     items = [
-        item("v", "Ticket ASR1605 is blocked today", 0.9),
-        item("w", "ticket asr1603 is blocked today", 0.8),
-        item("z", "Ticket ASR1603 is blocked today.", 0.1),
+        item("z", "Ticket ASR1603 is blocked today."),
+        item("w", "ticket asr1603 is blocked today"),
+        item("v", "Ticket ASR1605 is blocked today"),
     ]
     result = collapse_restatements(items, guards="value")
-    assert ids(result.kept) == ["v", "w"]
+    assert ids(result.kept) == ["w", "v"]
     assert [(r.record_id, r.kept_id) for r in result.restatements] == [("z", "w")]
 
 
@@ -245,16 +307,17 @@ def test_window_filter_and_collapse_together(store: Any) -> None:
 
     block = recall(store, DANA, window)
 
-    # The collapse runs first, over what was selected: the restatement goes for the (more salient)
-    # transcript row, which the window filter then drops as the window's own turn. The fact renders
-    # once: in the window. The collapse's drops are reported first, each in the store's order.
+    # The collapse runs first, over what was selected: the window's own turn stands first (the window is
+    # the conversation now), so the newer, less salient restatement goes for the transcript row, which
+    # the window filter then drops as the window's own turn. The fact renders once: in the window. The
+    # collapse's drops are reported first, each in the store's order.
     assert block.dropped == (
         ("restated", restated_reason(turn.node_id, "ratio", 1.0)),
         ("dup1", restated_reason("dup2", "ratio", 1.0)),
         (turn.node_id, REPEATED_REASON),
     )
-    assert block.admitted == ("dup2", "apart")
-    assert block.text == "\n".join(["user: I always work in dark mode", FACT, "Lives in Lisbon"])
+    assert block.admitted == ("apart", "dup2")  # equal salience: the most recently stated first
+    assert block.text == "\n".join(["user: I always work in dark mode", "Lives in Lisbon", FACT])
     assert [i.record.record_id for i in block.memories] == [turn.node_id, "restated", "dup1", "dup2", "apart"]
     # Without the collapse, only the window's copy goes.
     assert dict(recall(store, DANA, window, collapse=False).dropped) == {turn.node_id: REPEATED_REASON}
@@ -269,7 +332,7 @@ def test_kept_items_keep_their_order() -> None:
         item("e", "lives in lisbon", 0.3),
     ]
     result = collapse_restatements(items)
-    assert ids(result.kept) == ["c", "d", "e"]
+    assert ids(result.kept) == ["c", "d", "e"]  # the newest of each group, in the items' order
     assert result.dropped == (
         ("a", restated_reason("e", "ratio", 1.0)),
         ("b", restated_reason("d", "ratio", 1.0)),
@@ -278,8 +341,8 @@ def test_kept_items_keep_their_order() -> None:
 
 def test_reasons_name_ids_and_rules_only(store: Any) -> None:
     secret = "The deploy password is hunter2hunter2 for every staging host"
-    write(store, "k", secret + " and on every production host in the eu-west-1 region too", salience=0.9)
     write(store, "d", secret)
+    write(store, "k", secret + " and on every production host in the eu-west-1 region too")
     block = recall(store, DANA)
     ((record_id, reason),) = block.dropped
     assert record_id == "d"
@@ -299,13 +362,13 @@ def test_the_store_forwards_the_collapse_options(store: Any) -> None:
         {"min_chars": 0, "threshold": 1.0},
     ):
         assert store.recall(DANA, **options) == recall(store, DANA, **options)
-    assert store.recall(DANA, threshold=1.0).admitted == ("a", "c")
+    assert store.recall(DANA, threshold=1.0).admitted == ("c", "a")
     defaults = inspect.signature(store.recall).parameters
     assert (defaults["threshold"].default, defaults["min_chars"].default) == (
         DEDUP_SIMILARITY_THRESHOLD,
         DEDUP_SUBSUME_MIN_CHARS,
     )
-    assert store.recall(DANA, collapse=False).admitted == ("a", "b", "c")
+    assert store.recall(DANA, collapse=False).admitted == ("c", "b", "a")
 
 
 # --- bad input --------------------------------------------------------------------------------------------
@@ -351,19 +414,22 @@ def oracle(
     labels: list[str],
     saliences: list[float],
     ages: list[int],
+    nears: list[int],
     *,
     threshold: float,
     min_chars: int,
     guards: Any,
 ) -> tuple[list[int], dict[int, int]]:
-    """The rule, plainly: in salience order (most salient first, ties newest first), each memory is
-    dropped for the first kept one it restates (the older of the two the stored side), else kept."""
-    order = sorted(range(len(labels)), key=lambda i: (saliences[i], ages[i]), reverse=True)
+    """The rule, plainly: nearest first, then newest (ties of age: most salient, then last in order), each
+    memory is dropped for the first kept one it restates (the older of the two the stored side, ties of
+    age by position), else kept."""
+    n = len(labels)
+    order = sorted(range(n), key=lambda i: (nears[i], ages[i], saliences[i], i), reverse=True)
     kept: list[int] = []
     dropped: dict[int, int] = {}
     for i in order:
         for k in kept:
-            stored, incoming = (k, i) if ages[k] < ages[i] else (i, k)
+            stored, incoming = (k, i) if (ages[k], k) < (ages[i], i) else (i, k)
             if _reference.labels_match(
                 labels[stored], labels[incoming], threshold=threshold, min_chars=min_chars, guards=guards
             ):
@@ -407,10 +473,17 @@ def test_collapse_equals_the_oracle(
     saliences = data.draw(
         st.lists(st.sampled_from([0.0, 0.5, 1.0]), min_size=len(labels), max_size=len(labels))
     )
-    items = [item(f"r{k}", label, sal) for k, (label, sal) in enumerate(zip(labels, saliences, strict=True))]
-    # Oldest first by position, or by an age key in any order (distinct ages: the rank is the age).
+    n = len(labels)
+    nears = data.draw(st.lists(st.integers(0, 2), min_size=n, max_size=n))
+    scopes = ["\x1f".join(["org", "acme", "user", "dana", "team", "x"][: 2 * d]) or None for d in nears]
+    items = [
+        RecalledItem(RecalledRecord(f"r{k}", label, salience=sal, scope_path=scope))
+        for k, (label, sal, scope) in enumerate(zip(labels, saliences, scopes, strict=True))
+    ]
+    # Oldest first by position, or by an age key in any order, with ties (then salience decides which
+    # stays, and position which is older).
     ranked = data.draw(st.booleans())
-    ages = data.draw(st.permutations(range(len(labels)))) if ranked else list(range(len(labels)))
+    ages = data.draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)) if ranked else list(range(n))
     age = {f"r{k}": a for k, a in enumerate(ages)}
 
     result = collapse_restatements(
@@ -421,7 +494,9 @@ def test_collapse_equals_the_oracle(
         age=(lambda it: age[it.record.record_id]) if ranked else None,
     )
 
-    kept, dropped = oracle(labels, saliences, ages, threshold=threshold, min_chars=min_chars, guards=guards)
+    kept, dropped = oracle(
+        labels, saliences, ages, nears, threshold=threshold, min_chars=min_chars, guards=guards
+    )
     assert ids(result.kept) == [f"r{k}" for k in kept]
     assert {r.record_id: r.kept_id for r in result.restatements} == {
         f"r{i}": f"r{k}" for i, k in dropped.items()
@@ -429,7 +504,8 @@ def test_collapse_equals_the_oracle(
     assert [r.record_id for r in result.restatements] == [f"r{i}" for i in sorted(dropped)]
     for r in result.restatements:
         i, k = int(r.record_id[1:]), int(r.kept_id[1:])
-        stored, incoming = (labels[k], labels[i]) if ages[k] < ages[i] else (labels[i], labels[k])
+        older_k = (ages[k], k) < (ages[i], i)
+        stored, incoming = (labels[k], labels[i]) if older_k else (labels[i], labels[k])
         assert (r.rule, r.score) == _reference.match_reason(
             stored, incoming, threshold=threshold, min_chars=min_chars
         )

@@ -1223,7 +1223,7 @@ def test_benign_text_is_reported_unchanged(benign_runs: dict[str, Run], placemen
         label = json.loads(line["output"])["ops"][0]["label"]
         records = [
             r
-            for r in report["written"] + report["collapsed"]
+            for r in report["written"] + report["restated"] + report["updated"]
             if r["scope_path"] == scope_path_of("benign", placement, case)
         ]
         if len(records) != 1:

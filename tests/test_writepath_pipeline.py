@@ -96,9 +96,15 @@ def test_each_lookup_is_one_core_call(tmp_path: Path, monkeypatch: Any) -> None:
     monkeypatch.setattr(ingest, "_impl", counting)
     report = ingest_file(ROOT / "examples" / "turns.jsonl", tmp_path / "m.sqlite")
     assert set(counting.calls) == {"pair_reasons"}
-    # Every collapse was decided by exactly one call, and each call decided one lookup.
-    assert len(report.collapsed) == 3 and len(counting.calls) <= len(report.written) + len(report.collapsed)
-    assert [r.why() for r in report.collapsed] == ["ratio 1.000", "containment (ratio 0.709)", "ratio 0.851"]
+    # Every restatement and update was decided by exactly one call, and each call decided one lookup.
+    same_fact = [r for r in report.records if r.outcome in ("restated", "updated")]
+    assert len(same_fact) == 4 and len(counting.calls) <= len(report.written) + len(same_fact)
+    assert [r.why() for r in same_fact] == [
+        "ratio 1.000",
+        "containment (ratio 0.709)",
+        "ratio 0.851",
+        "ratio 0.972; value 5432 -> 6543",
+    ]
 
 
 def test_an_async_iterable_of_turns_is_ingested_like_a_list(tmp_path: Path) -> None:
@@ -199,4 +205,4 @@ def test_no_line_ends_the_run_and_every_line_is_accounted_for(lines: list[Any]) 
         assert report.lines == len(lines) == report.turns + len(report.problems)
         json.dumps(report.to_dict(), ensure_ascii=False).encode("utf-8")
         ledger = store.ledger()
-    assert len(ledger) == len(report.written) + len(report.collapsed)
+    assert len(ledger) == len(report.written) + len(report.restated) + len(report.updated)

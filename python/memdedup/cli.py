@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, TextIO
 
 from memdedup.errors import InvalidInputError, MemdedupError
+from memdedup.inputs import display_name
 from memdedup.progress import Progress
 
 __all__ = ["build_parser", "main"]
@@ -42,7 +43,12 @@ class _Help(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpF
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
-        if "default" in text or action.default in (None, False) or action.default is argparse.SUPPRESS:
+        if (
+            "default" in text
+            or action.default in (None, False)
+            or action.default is argparse.SUPPRESS
+            or action.nargs == 0  # a flag (--no-collapse's default True says nothing useful)
+        ):
             return text
         return super()._get_help_string(action)
 
@@ -186,9 +192,10 @@ def _add_ingest_parser(subparsers: Any) -> None:
         help="write a file of model extraction outputs into a SQLite memory store",
         description=(
             "Read TURNS (one JSON object per line: scope, turn, messages, output, provider), turn each "
-            "model output into memories (credentials scrubbed), collapse restatements into the memory "
-            "they restate, write the rest to the database, and report what happened to every op. "
-            "Re-running the same file writes nothing new."
+            "model output into memories (credentials scrubbed); a memory that is the same fact as one its "
+            "scope holds restates it (the stored text stays) or updates it (its text becomes current, the "
+            "old one a revision: memdedup history shows them); write the rest to the database, and report "
+            "what happened to every op. Re-running the same file writes nothing new."
         ),
         epilog=_INGEST_EXAMPLES,
         formatter_class=_Help,
@@ -219,6 +226,14 @@ def _add_ingest_parser(subparsers: Any) -> None:
         "label's first 20 characters) or index (none: every memory the scope owns, through a label index "
         "built when the database is opened), default: prefix",
     )
+    parser.add_argument(
+        "--guards",
+        type=_guards_arg,
+        default=None,
+        metavar="GUARDS",
+        help="none, value, negation, value,negation or all: a statement that differs from a memory in a "
+        "value or a negation is then another fact, stored beside it (default: none)",
+    )
     parser.add_argument("--pii", action="store_true", help="also redact e-mail addresses and phone numbers")
     output = parser.add_mutually_exclusive_group()
     output.add_argument("--json", action="store_true", help="print the full report as JSON instead of tables")
@@ -240,7 +255,7 @@ def _run_ingest(args: argparse.Namespace) -> int:
     import warnings
 
     from memdedup.ingest import IngestInterrupted, IngestReport, ingest_turns, read_turns
-    from memdedup.inputs import decode_utf8, display_name, read_bytes
+    from memdedup.inputs import decode_utf8, read_bytes
     from memdedup.scrub import CredentialScrubber
     from memdedup.store import StoreError, StoreIntegrityWarning
 
@@ -267,6 +282,7 @@ def _run_ingest(args: argparse.Namespace) -> int:
                     progress=advance,
                     source=name,
                     gate=args.gate,
+                    guards=args.guards,
                 )
     except KeyboardInterrupt as stopped:
         # At a turn boundary (IngestInterrupted), or before the first turn (reading, opening).
@@ -303,15 +319,14 @@ def _print_ingest_report(report: Any, args: argparse.Namespace) -> None:
 
 def print_ingest_summary(report: Any, out: TextIO, *, detail: bool = True) -> None:
     """The readable form of an :class:`~memdedup.ingest.IngestReport`: the counts, then (``detail``)
-    one row per memory written, collapsed or dropped; the lines not ingested are always listed."""
-    from memdedup.inputs import display_name
+    one row per memory written, restated, updated or dropped; the lines not ingested are always listed."""
     from memdedup.scope import readable_scope_path
 
     counts = report.counts()
     out.write(f"memdedup ingest: {display_name(report.source)} -> {display_name(report.database)}\n")
     out.write(
         f"  {counts['lines']} lines, {counts['turns']} turns, {counts['ops']} ops: "
-        f"{counts['written']} written, {counts['collapsed']} collapsed, "
+        f"{counts['written']} written, {counts['restated']} restated, {counts['updated']} updated, "
         f"{counts['already_ingested']} already ingested, {counts['dropped']} dropped "
         f"({counts['noops']} noop); {counts['degraded_outputs']} degraded outputs, "
         f"{counts['bad_lines']} bad lines\n"
@@ -357,8 +372,8 @@ def _print_ingest_detail(report: Any, out: TextIO, readable_scope_path: Callable
         out.write(
             _table(("line", "scope", "turn", "layer", "id", "memory"), rows, right=frozenset({0, 2})) + "\n"
         )
-    if report.collapsed:
-        out.write(f"\nCollapsed into an existing memory ({len(report.collapsed)})\n")
+    if report.restated:
+        out.write(f"\nRestated: the memory's text stays ({len(report.restated)})\n")
         rows = [
             (
                 r.line,
@@ -366,12 +381,28 @@ def _print_ingest_detail(report: Any, out: TextIO, readable_scope_path: Callable
                 r.turn,
                 _shorten(r.text, 40),
                 r.node_id,
-                _shorten(r.canonical_label, 40),
+                _shorten(r.stored_text, 40),
                 r.why(),
             )
-            for r in report.collapsed
+            for r in report.restated
         ]
-        headers = ("line", "scope", "turn", "restatement", "into", "memory", "why")
+        headers = ("line", "scope", "turn", "restatement", "memory", "its text", "why")
+        out.write(_table(headers, rows, right=frozenset({0, 2})) + "\n")
+    if report.updated:
+        out.write(f"\nUpdated: the new text is current, the old one a revision ({len(report.updated)})\n")
+        rows = [
+            (
+                r.line,
+                readable_scope_path(r.scope_path),
+                r.turn,
+                r.node_id,
+                _shorten(r.stored_text, 40),
+                _shorten(r.text, 40),
+                r.why(),
+            )
+            for r in report.updated
+        ]
+        headers = ("line", "scope", "turn", "memory", "was", "now", "why")
         out.write(_table(headers, rows, right=frozenset({0, 2})) + "\n")
     if report.already_ingested:
         out.write(f"\nAlready ingested by an earlier run ({len(report.already_ingested)}): nothing written\n")
@@ -519,7 +550,6 @@ def _column_list(text: str) -> tuple[str, ...]:
 
 def _check_dedup_args(args: argparse.Namespace) -> str | None:
     """Refuse what would do nothing or cannot work, before anything is read; the output format."""
-    from memdedup.inputs import display_name
     from memdedup.tables import check_writable, output_format
 
     if args.mode == "replay" and args.cluster is not None:
@@ -611,7 +641,6 @@ def _dedup_parameters(
 ) -> dict[str, Any]:
     """Every parameter of the run, as given or defaulted (the ``--json`` summary's ``parameters``; a
     path or an address shown as every path is: :func:`memdedup.inputs.display_name`)."""
-    from memdedup.inputs import display_name
 
     return {
         **used,
@@ -631,7 +660,6 @@ def _dedup_parameters(
 
 
 def _print_dedup_summary(summary: dict[str, Any], args: argparse.Namespace, out: TextIO) -> None:
-    from memdedup.inputs import display_name
 
     params = summary["parameters"]
     how = f"prefix {params['prefix']}" if args.mode == "replay" else f"{params['cluster']} clusters"
@@ -799,7 +827,6 @@ def _add_tune_parser(subparsers: Any) -> None:
 
 
 def _run_tune(args: argparse.Namespace) -> int:
-    from memdedup.inputs import display_name
     from memdedup.tuning import check_plot_path, plot_sweep, tune
 
     _check_min_chars(args.min_chars)
@@ -839,9 +866,244 @@ def _run_tune(args: argparse.Namespace) -> int:
 
 
 # ---------------------------------------------------------------------------------------------------
+# history, consolidate, recall: reading (and consolidating) a store
+# ---------------------------------------------------------------------------------------------------
+def _scope_arg(text: str) -> Any:
+    """``--scope``: the printed form (``org:acme/user:dana``), or JSON levels (``[["org", "acme"]]``) for
+    ids that hold ``/`` or ``:``."""
+    from memdedup.scope import Scope
+
+    try:
+        if text.lstrip()[:1] in "[{":
+            return Scope.parse(json.loads(text))
+        return Scope.from_readable(text)
+    except (ValueError, MemdedupError) as exc:
+        raise argparse.ArgumentTypeError(_message(exc, 300)) from None
+
+
+def _add_db_and_scope(parser: argparse.ArgumentParser, *, scope_required: bool) -> None:
+    parser.add_argument("--db", required=True, metavar="PATH", help="the SQLite memory store")
+    parser.add_argument(
+        "--scope",
+        type=_scope_arg,
+        required=scope_required,
+        metavar="SCOPE",
+        help="the scope, as reports print it (org:acme/user:dana), or its levels as JSON "
+        '([["org", "acme"], ["user", "dana"]]) when an id holds / or :',
+    )
+
+
+_HISTORY_EXAMPLES = """\
+examples:
+  memdedup history --db memory.sqlite --scope org:acme/user:dana
+  memdedup history --db memory.sqlite --scope org:acme/user:dana x1.1.d3792a54e000 --json
+"""
+
+
+def _add_history_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "history",
+        help="print every version of the memories a scope owns, oldest first",
+        description=(
+            "Print a memory's history: every text it held before a newer statement updated it, every "
+            "restatement that kept its text, then its current text; with no ID, of every memory the scope "
+            "owns (retracted ones included). Reads the store without writing to it."
+        ),
+        epilog=_HISTORY_EXAMPLES,
+        formatter_class=_Help,
+    )
+    _add_db_and_scope(parser, scope_required=True)
+    parser.add_argument(
+        "id", nargs="?", metavar="ID", help="the memory's id (default: every memory of the scope)"
+    )
+    parser.add_argument("--json", action="store_true", help="print the histories as JSON")
+    parser.set_defaults(func=_run_history)
+
+
+def _run_history(args: argparse.Namespace) -> int:
+    from memdedup.store import SQLiteGraphStore
+
+    with SQLiteGraphStore(args.db, readonly=True) as store:
+        if args.id is not None:
+            node = store.owned_node(args.scope, args.id)
+            if node is None:
+                raise InvalidInputError(f"{args.scope} owns no memory {_message(args.id, 60)!r}")
+            nodes = [node]
+        else:
+            nodes = store.owned_nodes(args.scope.scope_path, include_retracted=True)
+        histories = [(node, store.history(args.scope, node.id)) for node in nodes]
+    if args.json:
+        data = [
+            {"id": node.id, "scope": node.scope, "layer": node.layer, "retracted": node.retracted,
+             "history": [entry.to_dict() for entry in history]}
+            for node, history in histories
+        ]  # fmt: skip
+        json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return 0
+    print(f"memdedup history: {args.scope} in {display_name(args.db)}: {len(histories)} memories")
+    for node, history in histories:
+        state = f", retracted ({_shorten(node.retraction_reason, 80)})" if node.retracted else ""
+        print(f"\n{node.id} ({node.layer}, {node.mentions} mentions{state})")
+        rows = [
+            (
+                entry.kind,
+                "" if entry.turn is None else entry.turn,
+                entry.stated_at[:19],
+                _shorten(entry.text, 60),
+                _shorten(entry.reason, 50),
+            )
+            for entry in history
+        ]
+        print(_table(("kind", "turn", "stated at", "text", "reason"), rows))
+    return 0
+
+
+_CONSOLIDATE_EXAMPLES = """\
+examples:
+  memdedup consolidate --db memory.sqlite                  # a dry run: every merge, nothing written
+  memdedup consolidate --db memory.sqlite --apply          # write them, one transaction per scope
+  memdedup consolidate --db memory.sqlite --guards value,negation --scope org:acme/user:dana --json
+"""
+
+
+def _add_consolidate_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "consolidate",
+        help="fold the restatements a store already holds into the memories they restate",
+        description=(
+            "Apply the write path's rule to the memories a store already holds: in each scope and layer, "
+            "in store order, with no prefix gate, a memory that is the same fact as an earlier current one "
+            "becomes a revision of it (restated: the earlier text stays; updated: its text becomes the "
+            "current one), never deleted. A dry run by default, printing every merge with its reason and "
+            "score; --apply writes them, one transaction per scope (a second --apply changes nothing)."
+        ),
+        epilog=_CONSOLIDATE_EXAMPLES,
+        formatter_class=_Help,
+    )
+    _add_db_and_scope(parser, scope_required=False)
+    parser.add_argument("--threshold", type=_unit_interval, default=0.85, help="the dedup ratio threshold")
+    parser.add_argument(
+        "--min-chars", type=_min_chars, default=16, help="the containment rule's shortest label"
+    )
+    parser.add_argument(
+        "--guards",
+        type=_guards_arg,
+        default=None,
+        metavar="GUARDS",
+        help="none, value, negation, value,negation or all (default: none)",
+    )
+    parser.add_argument("--apply", action="store_true", help="write the merges (default: a dry run)")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    _add_quiet(parser)
+    parser.set_defaults(func=_run_consolidate)
+
+
+def _run_consolidate(args: argparse.Namespace) -> int:
+    from memdedup.consolidate import consolidate
+    from memdedup.store import SQLiteGraphStore
+
+    _check_min_chars(args.min_chars)
+    progress = Progress.for_command(args.quiet or args.json)
+    with SQLiteGraphStore(args.db, readonly=not args.apply) as store:
+        total = store.count_nodes(include_retracted=False)
+        with progress.bar("consolidate", total, unit=" rows") as advance:
+            report = consolidate(
+                store,
+                threshold=args.threshold,
+                min_chars=args.min_chars,
+                guards=args.guards,
+                scope=args.scope,
+                apply=args.apply,
+                progress=advance,
+            )
+    if args.json:
+        json.dump(report.to_dict(), sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+        return 0
+    counts = report.counts()
+    print(
+        f"memdedup consolidate: {display_name(args.db)}: {counts['rows']} memories in {counts['scopes']} "
+        "scopes "
+        f"(threshold {report.threshold}, min-chars {report.min_chars}, guards {report.guards}): "
+        f"{counts['merges']} merges ({counts['restated']} restated, {counts['updated']} updated)"
+    )
+    if report.merges:
+        rows = [
+            (m.scope, m.layer, m.node_id, m.merged_id, m.kind, _shorten(m.current, 36), _shorten(m.text, 36),
+             m.reason)
+            for m in report.merges
+        ]  # fmt: skip
+        print(_table(("scope", "layer", "into", "merged", "kind", "was", "merged text", "why"), rows))
+    if report.applied:
+        print(f"applied: {counts['merges']} merges written; memdedup history shows every version")
+    elif report.merges:
+        print("dry run: nothing was written; --apply writes these merges")
+    return 0
+
+
+_RECALL_EXAMPLES = """\
+examples:
+  memdedup recall --db memory.sqlite --scope org:acme/user:dana
+  memdedup recall --db memory.sqlite --scope org:acme/user:dana --char-ceiling 400 --json
+"""
+
+
+def _add_recall_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "recall",
+        help="print the memory block a scope recalls: each fact once, in its current form",
+        description=(
+            "Print the memory block a scope recalls from the store: its own and its ancestors' memories, "
+            "each group of restatements shown once (the nearest scope's, then the most recently stated), "
+            "admitted by salience, then recency, under the ceiling. Reads the store without writing to it."
+        ),
+        epilog=_RECALL_EXAMPLES,
+        formatter_class=_Help,
+    )
+    _add_db_and_scope(parser, scope_required=True)
+    parser.add_argument(
+        "--char-ceiling", type=_count, default=None, help="the block's size in characters at most"
+    )
+    parser.add_argument("--layer", default=None, help="only memories of this layer")
+    parser.add_argument(
+        "--no-collapse", dest="collapse", action="store_false", help="show every row, restatements too"
+    )
+    parser.add_argument("--json", action="store_true", help="print the block and what happened to every row")
+    parser.set_defaults(func=_run_recall)
+
+
+def _run_recall(args: argparse.Namespace) -> int:
+    from memdedup.store import SQLiteGraphStore
+
+    with SQLiteGraphStore(args.db, readonly=True) as store:
+        block = store.recall(
+            args.scope, char_ceiling=args.char_ceiling, layer=args.layer, collapse=args.collapse
+        )
+    if args.json:
+        data = {
+            "text": block.text,
+            "admitted": list(block.admitted),
+            "dropped": [list(d) for d in block.dropped],
+        }
+        json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
+        sys.stdout.write("\n")
+    elif block.text:
+        print(block.text)
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------------
 # The command
 # ---------------------------------------------------------------------------------------------------
-_SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (_add_ingest_parser, _add_dedup_parser, _add_tune_parser)
+_SUBCOMMANDS: tuple[Callable[[Any], None], ...] = (
+    _add_ingest_parser,
+    _add_dedup_parser,
+    _add_tune_parser,
+    _add_recall_parser,
+    _add_history_parser,
+    _add_consolidate_parser,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

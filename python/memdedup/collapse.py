@@ -1,43 +1,42 @@
-"""Recall that collapses restatements: among the recalled memories themselves, each fact renders once.
+"""Recall that shows each fact once, in its current form: among the recalled memories themselves, a group
+of restatements renders one memory.
 
-A recall block can hold many copies of one fact (one report: 49 identical facts in one turn): write-time
-dedup collapses a restatement only into a row of the same scope and layer, so an ancestor's copy, another
-layer's, or rows written before dedup was on all come back. :func:`collapse_restatements` keeps one
-memory of each group of restatements and reports every other one by id, before the block is rendered
-(:func:`memdedup.recall.recall` runs it by default).
+A recall block can hold many copies of one fact, and several versions of a fact that changed: write-time
+dedup folds a statement only into a row of the same scope and layer, so an ancestor's copy, another
+layer's, or rows written before dedup (or with the opt-in guards, which keep a changed value as another
+fact) all come back. :func:`collapse_restatements` keeps one memory of each group of restatements and
+reports every other one by id, before the block is rendered (:func:`memdedup.recall.recall` runs it by
+default).
 
 Decisions (the contract of this module):
 
 Restates
-    Two memories restate each other exactly when write-time dedup would collapse them:
+    Two memories restate each other exactly when write-time dedup would take them for the same fact:
     ``memdedup.labels_match(stored, incoming, threshold=..., min_chars=..., guards=...)`` accepts their
     records' texts (ratio OR containment, then the opt-in guards of :mod:`memdedup.guards`), with the
     **older** memory as ``stored`` and the newer as ``incoming``, as at write time (difflib's ratio is
-    not symmetric, so the direction is part of the answer). Older is earlier in the items' order (the
-    store's order, oldest first, which is what :func:`memdedup.recall.recall` selects), or lower by the
-    ``age`` key when one is given (ties by position). Across scopes and layers: the block is one block.
+    not symmetric, so the direction is part of the answer). Older is lower by the ``age`` key (default:
+    earlier in the items' order, the store's order, oldest first; :func:`memdedup.recall.recall` passes
+    the store's statement counter, so the most recently stated row is the newest), ties by position.
+    Across scopes and layers: the block is one block.
 
-Salience
-    The record's ``salience`` (:class:`memdedup.window.RecalledRecord` carries the store row's
-    ``salience`` column, the 0-1 figure ingest derives from the op's importance and a collapsed
-    restatement raises to the higher of the two); a record that states none (no attribute, or None) has
-    the store's default, :data:`DEFAULT_SALIENCE`. A ``salience`` key overrides it. A salience must be a
-    real number (not a bool) and not NaN: anything else is a caller error.
-
-Which one stays (no chaining)
-    Memories are taken in salience order, most salient first, ties newest first. Each one is dropped
-    when it restates a memory already kept, and reported against the first such memory in that order
-    (the most salient kept one it restates); otherwise it is kept. So a kept memory is never a
-    restatement of another kept memory, every dropped one restates the kept memory it names, and a
-    dropped memory drops nothing: if B restates A and C restates B but not A, A and C stay.
+Which one stays: the nearest scope, then the newest (no chaining)
+    Memories are taken nearest scope first (the ``nearness`` key, default :func:`item_nearness`: the
+    number of levels of the record's owning ``scope_path``, so the user's own row comes before the
+    org's, as in any configuration cascade), then newest first (``age``), then most salient first (the
+    ``salience`` key, default :func:`item_salience`; it only breaks ties of ``age``), then last in the
+    items' order first. Each one is dropped when it restates a memory already kept, and reported against
+    the first such memory in that order; otherwise it is kept. So a kept memory is never a restatement of
+    another kept memory, every dropped one restates the kept memory it names, and a dropped memory drops
+    nothing: if B restates A and C restates B but not A, A and C stay. Salience ranks what fits the
+    block (recall's admission), never which version of a fact is true.
 
 Reporting
     Each dropped memory is a :class:`Restatement` (its id, the kept id, the rule that accepted,
     ``"ratio"`` or ``"containment"``, and the exact ratio of the normalised texts, stored first), and a
     ``(record_id, reason)`` pair as the window filter reports its drops, the reason being
     ``"restates <kept id> (<rule> <ratio, 3 decimals>)"``: ids, a rule name and a number, never text.
-    Drops are listed, and kept items returned, in the items' own order: ranking and the retrieval result
-    are untouched; only the rendered block changes.
+    Drops are listed, and kept items returned, in the items' own order.
 
 Cost: the contract is decided once per pair of distinct texts, by two gate-free joins in the core (one
 per direction; exact, pruned by lossless filters only), so n copies of one fact cost one text; the rule
@@ -58,6 +57,7 @@ from memdedup._reference import DEDUP_SIMILARITY_THRESHOLD, DEDUP_SUBSUME_MIN_CH
 from memdedup.batch import _comparable, join, match_pairs, match_reason
 from memdedup.errors import InputTypeError, InvalidInputError
 from memdedup.guards import Guards, as_guards, guards_allow
+from memdedup.scope import SCOPE_PATH_DELIMITER
 
 __all__ = [
     "DEFAULT_SALIENCE",
@@ -65,6 +65,7 @@ __all__ = [
     "Restatement",
     "check_options",
     "collapse_restatements",
+    "item_nearness",
     "item_salience",
     "restated_reason",
 ]
@@ -113,6 +114,14 @@ def item_salience(item: Any) -> Any:
     return DEFAULT_SALIENCE if value is None else value
 
 
+def item_nearness(item: Any) -> int:
+    """How near a recalled item's owning scope is to the recalling one: the number of levels of its
+    record's ``scope_path`` (deeper is nearer: every row a recall selects is the recalling scope's or an
+    ancestor's); 0 for a record that states no owner."""
+    path = getattr(getattr(item, "record", None), "scope_path", None)
+    return path.count(SCOPE_PATH_DELIMITER) // 2 + 1 if isinstance(path, str) and path else 0
+
+
 def _salience(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise InputTypeError(f"a recalled item's salience must be a real number, not {type(value).__name__}")
@@ -149,33 +158,36 @@ def collapse_restatements(
     guards: Guards | str | Iterable[str] | None = None,
     salience: Callable[[Any], Any] = item_salience,
     age: Callable[[Any], Any] | None = None,
+    nearness: Callable[[Any], Any] = item_nearness,
 ) -> Collapsed:
-    """Keep the most salient memory of each group of restatements among ``items`` (recalled items:
-    ``item.record.record_id`` and ``item.record.text``), ties the newest; drop and report the others.
+    """Keep one memory of each group of restatements among ``items`` (recalled items:
+    ``item.record.record_id`` and ``item.record.text``): the nearest scope's, then the newest; drop and
+    report the others.
 
-    ``items`` are oldest first unless ``age`` (a key, lower is older) says otherwise; ``salience`` is a key
-    too (default: :func:`item_salience`). ``threshold`` (0.85), ``min_chars`` (16) and ``guards`` (off)
-    are ``memdedup.labels_match``'s. See the module docstring for the rule. ``items`` are not modified.
+    ``items`` are oldest first unless ``age`` (a key, lower is older) says otherwise; ``nearness`` (higher
+    is nearer, default :func:`item_nearness`) and ``salience`` (default :func:`item_salience`, a tie-break
+    of ``age``) are keys too. ``threshold`` (0.85), ``min_chars`` (16) and ``guards`` (off) are
+    ``memdedup.labels_match``'s. See the module docstring for the rule. ``items`` are not modified.
     """
     parsed = check_options(threshold, min_chars, guards)
     items = tuple(items)
     records = [_record(item) for item in items]
     labels = [text for _, text in records]
     saliences = [_salience(salience(item)) for item in items]
+    near = [nearness(item) for item in items]
     n = len(items)
-    if age is None:
-        rank = list(range(n))
-    else:
-        keys = [age(item) for item in items]
-        rank = [0] * n
-        for r, i in enumerate(sorted(range(n), key=lambda i: (keys[i], i))):
-            rank[i] = r
+    keys: list[Any] = list(range(n)) if age is None else [age(item) for item in items]
+    # rank: older is lower (ties by position): the direction of every pair.
+    rank = [0] * n
+    for r, i in enumerate(sorted(range(n), key=lambda i: (keys[i], i))):
+        rank[i] = r
 
     restated = _Restated(labels, threshold=threshold, min_chars=min_chars)
 
-    # In salience order (ties: newest first), each memory is dropped for the first memory already kept
-    # that it restates, else kept. ``kept_of[t]``: the kept memories whose text is distinct text ``t``.
-    order = sorted(range(n), key=lambda i: (saliences[i], rank[i]), reverse=True)
+    # Nearest first, then newest (ties of age: most salient, then last in order), each memory is dropped
+    # for the first memory already kept that it restates, else kept. ``kept_of[t]``: the kept memories
+    # whose text is distinct text ``t``.
+    order = sorted(range(n), key=lambda i: (near[i], keys[i], saliences[i], i), reverse=True)
     position = {i: p for p, i in enumerate(order)}
     kept_of: dict[int, list[int]] = {}
     found: dict[int, Restatement] = {}

@@ -11,17 +11,22 @@ file, :func:`read_turns` and :func:`parse_turn`), :func:`ingest_turn` runs five 
    (:func:`memdedup.operations.scrub_op`, :class:`memdedup.scrub.CredentialScrubber`);
 3. **mint**: each scrubbed op becomes a memory with an id derived from the turn, its index and its
    scrubbed text, or a reason it is none (:func:`memdedup.operations.mint_all`);
-4. **decide** (:func:`decide`): a semantic or procedural memory collapses into the memory its write scope
-   owns and restates, exactly as :func:`memdedup.dedup.find_canonical_node` chooses, with the reason
-   (``ratio`` or ``containment``) and the exact score from the same single call into the core; the
-   other layers are append-only;
+4. **decide** (:func:`decide`): a semantic or procedural memory is the same fact as the memory its write
+   scope owns that :func:`memdedup.dedup.find_canonical_node` chooses (the match contract, then the
+   opt-in ``guards``), with the reason (``ratio`` or ``containment``) and the exact score from the same
+   single call into the core; the other layers are append-only;
 5. **write**, in the turn's one ``BEGIN IMMEDIATE`` transaction: the transcript rows
    (:class:`memdedup.window.TranscriptRow`, one per user and assistant message, owned by the turn's
-   scope), then for each memory its node (new) or one more mention (collapsed), and its ledger entry.
+   scope), then for each memory (:func:`_apply`, by the rule of :mod:`memdedup.facts`): a new row
+   (*written*); or one more statement of the row it is the same fact as, whose text stays when the
+   memory restates it (*restated*: equal, or terser) and becomes the memory's otherwise (*updated*: the
+   previous text is kept as a revision, with its reason); and its ledger entry. An ancestor's row is
+   never rewritten: a child's statement of it is a row of the child's own.
 
-The report (at the end of this file) says, for every op, what became of it: written, collapsed into which
-memory and why, already ingested, or dropped and why; and for every input line that was not ingested,
-why. Only committed turns are in it, and every text in it has been scrubbed.
+The report (:mod:`memdedup.ingest_report`) says, for every op, what became of it: written, restated or
+updated (which row, why, and the text it replaced), already ingested, or dropped and why; and for every
+input line that was not ingested, why. Only committed turns are in it, and every text in it has been
+scrubbed.
 
 Failures, by where they happen:
 
@@ -50,9 +55,8 @@ import logging
 import os
 import signal
 import threading
-from collections import Counter
 from collections.abc import AsyncIterator, Callable, Generator, Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any, BinaryIO
 
@@ -65,6 +69,18 @@ from memdedup.dedup import (
     check_gate,
 )
 from memdedup.errors import InputTypeError, InvalidInputError
+from memdedup.facts import UPDATED, facts_match
+from memdedup.guards import Guards, as_guards, guards_allow
+from memdedup.ingest_report import (
+    ALREADY_INGESTED,
+    WRITTEN,
+    DegradedOutput,
+    DroppedOp,
+    IngestReport,
+    LineProblem,
+    RecordOutcome,
+    Turn,
+)
 from memdedup.inputs import UTF8_BOM, display_name, open_binary, utf8_error
 from memdedup.operations import (
     DEDUP_LAYERS,
@@ -74,10 +90,9 @@ from memdedup.operations import (
     clean_text,
     mint_all,
     read_ops,
-    reason_code,
     scrub_op,
 )
-from memdedup.scope import Scope, owner_of, readable_scope_path
+from memdedup.scope import Scope, owner_of
 from memdedup.scrub import CredentialScrubber
 from memdedup.store import LedgerEntry, SQLiteGraphStore, StoredNode, StoreError
 from memdedup.window import TRANSCRIPT_SPEAKERS, TranscriptRow
@@ -102,9 +117,6 @@ __all__ = [
 
 logger = logging.getLogger("memdedup.ingest")
 
-WRITTEN = "written"
-COLLAPSED = "collapsed"
-ALREADY_INGESTED = "already_ingested"
 MAX_TURN = 2**63 - 1
 """The largest turn number: SQLite's largest INTEGER (the ledger stores it)."""
 
@@ -263,6 +275,7 @@ class _Settings:
     scrubber: CredentialScrubber
     source: str
     gate: str = "prefix"
+    guards: Guards = field(default_factory=Guards)
 
 
 def ingest_turn(store: SQLiteGraphStore, turn: Turn, report: IngestReport, settings: _Settings) -> None:
@@ -310,7 +323,7 @@ def _last_said(transcript: list[TranscriptRow], speaker: str) -> str:
 
 @dataclass(frozen=True)
 class Canonical:
-    """The memory a write collapses into, and why: ``reason`` is ``"ratio"`` or ``"containment"``, and
+    """The memory a write is the same fact as, and why: ``reason`` is ``"ratio"`` or ``"containment"``, and
     ``score`` the exact ratio of the normalised labels (stored first)."""
 
     node: StoredNode
@@ -326,25 +339,29 @@ def decide(
     label: str,
     threshold: float,
     gate: str = "prefix",
+    guards: Guards | str | Iterable[str] | None = None,
 ) -> Canonical | None:
-    """The memory ``label`` restates, as :func:`memdedup.dedup.find_canonical_node` chooses it on this store
-    with ``gate``, with the reason and the score, from one call into the core.
+    """The memory ``label`` is the same fact as, as :func:`memdedup.dedup.find_canonical_node` chooses it
+    on this store with ``gate`` and ``guards``, with the reason and the score, from one call into the core.
 
     ``gate="prefix"`` (the seed's): the first ``DEDUP_QUERY_LIMIT`` rows ``scope`` sees in ``layer`` whose
     label starts with the stripped label's first ``DEDUP_PREFIX_LEN`` characters; of those, the first
-    that ``scope`` owns and that matches. ``gate="index"``: the oldest live row ``scope`` owns in
-    ``layer`` that matches, from the store's label index (a store that keeps none, or an index lookup
-    that fails, is logged at DEBUG and answered by the prefix gate).
+    that ``scope`` owns, that matches, and that the guards (when given) allow. ``gate="index"``: the
+    oldest such live row ``scope`` owns in ``layer``, from the store's label index (a store that keeps
+    none, or an index lookup that fails, is logged at DEBUG and answered by the prefix gate).
 
     A lookup that fails for any reason but the database's is logged at DEBUG and decides nothing (the
     write goes on as a new memory); a database failure is the run's (:class:`StoreError`).
     """
     check_gate(gate)
+    parsed = as_guards(guards)
     label = label.strip()
     if not label:
         return None
     if gate == "index":
-        decided, found = _decide_by_index(store, scope, layer=layer, label=label, threshold=threshold)
+        decided, found = _decide_by_index(
+            store, scope, layer=layer, label=label, threshold=threshold, guards=parsed
+        )
         if decided:
             return found
     candidates = store.query(
@@ -362,7 +379,7 @@ def decide(
             min_chars=DEDUP_SUBSUME_MIN_CHARS,
         )
         for node, reason, score in zip(owned, reasons, scores, strict=True):
-            if reason is not None:
+            if reason is not None and (not parsed or guards_allow(node.label, label, parsed)):
                 return Canonical(node, reason, score)
     except Exception:
         logger.debug("ingest: dedup lookup failed, writing a new memory", exc_info=True)
@@ -370,7 +387,7 @@ def decide(
 
 
 def _decide_by_index(
-    store: SQLiteGraphStore, scope: Scope, *, layer: Any, label: str, threshold: float
+    store: SQLiteGraphStore, scope: Scope, *, layer: Any, label: str, threshold: float, guards: Guards
 ) -> tuple[bool, Canonical | None]:
     """The index gate of :func:`decide`: ``(True, answer)``, or ``(False, None)`` when the prefix gate
     must decide instead (no index, or an index lookup that failed)."""
@@ -379,7 +396,9 @@ def _decide_by_index(
         logger.debug("ingest: the store keeps no label index; using the prefix gate")
         return False, None
     try:
-        match = index.first_match(label, threshold=threshold, min_chars=DEDUP_SUBSUME_MIN_CHARS)
+        match = index.first_match(
+            label, threshold=threshold, min_chars=DEDUP_SUBSUME_MIN_CHARS, guards=guards or None
+        )
         if match is None:
             return True, None
         node = store.owned_node(scope, str(match.id))
@@ -402,6 +421,7 @@ def _write_transcript_row(store: SQLiteGraphStore, scope: Scope, row: Transcript
         label=row.text,
         properties=row.properties,
         origin=row.origin,
+        turn=row.turn_id,
     )
     return 1 if created else 0
 
@@ -409,12 +429,18 @@ def _write_transcript_row(store: SQLiteGraphStore, scope: Scope, row: Transcript
 def _apply(
     store: SQLiteGraphStore, turn: Turn, memory: ExtractedMemory, settings: _Settings
 ) -> RecordOutcome:
-    """Write one memory, or collapse it into the memory the write scope owns; enter it in the ledger."""
+    """Write one memory; or, when it is the same fact as a row the write scope owns, restate or update
+    that row (:mod:`memdedup.facts`); enter it in the ledger."""
     record = memory.record
     scope_path = turn.scope.scope_path
 
     def outcome_of(
-        outcome: str, node_id: str, label: str, kind: str | None, score: float | None
+        outcome: str,
+        node_id: str,
+        stored_text: str,
+        kind: str | None = None,
+        score: float | None = None,
+        change: str = "",
     ) -> RecordOutcome:
         return RecordOutcome(
             line=turn.line,
@@ -426,17 +452,23 @@ def _apply(
             text=record.text,
             outcome=outcome,
             node_id=node_id,
-            canonical_label=label,
+            stored_text=stored_text,
             match_kind=kind,
             match_score=score,
+            change=change,
             redactions=memory.redactions,
         )
 
     applied = store.ledger_entry(scope_path, record.record_id)
     if applied is not None:
         node = store.owned_node(turn.scope, applied.node_id)
-        label = node.label if node else ""
-        return outcome_of(ALREADY_INGESTED, applied.node_id, label, applied.match_kind, applied.match_score)
+        return outcome_of(
+            ALREADY_INGESTED,
+            applied.node_id,
+            node.label if node else "",
+            applied.match_kind,
+            applied.match_score,
+        )
     canonical = None
     if record.layer in DEDUP_LAYERS:
         canonical = decide(
@@ -446,13 +478,37 @@ def _apply(
             label=record.text,
             threshold=settings.threshold,
             gate=settings.gate,
+            guards=settings.guards,
         )
     if canonical is not None:
-        store.record_mention(
-            turn.scope, canonical.node.id, importance=memory.importance, salience=record.salience
-        )
-        outcome, node_id, label = COLLAPSED, canonical.node.id, canonical.node.label
-        kind, score = canonical.reason, canonical.score
+        stored = canonical.node
+        fact = facts_match(stored.label, record.text, canonical.reason, canonical.score)
+        scope, text, reason, source = turn.scope, record.text, fact.reason, settings.source
+        importance, salience = memory.importance, record.salience
+        if fact.kind == UPDATED:
+            store.update_text(
+                scope,
+                stored.id,
+                text=text,
+                properties=memory.properties,
+                reason=reason,
+                turn=turn.turn,
+                importance=importance,
+                salience=salience,
+                source=source,
+            )
+        else:
+            store.restate(
+                scope,
+                stored.id,
+                text=text,
+                reason=reason,
+                turn=turn.turn,
+                importance=importance,
+                salience=salience,
+                source=source,
+            )
+        result = outcome_of(fact.kind, stored.id, stored.label, fact.rule, fact.score, fact.change)
     else:
         node, _created = store.upsert_node(
             turn.scope,
@@ -463,24 +519,24 @@ def _apply(
             importance=memory.importance,
             salience=record.salience,
             origin=record.origin,
+            turn=turn.turn,
         )
-        outcome, node_id, label = WRITTEN, node.id, node.label
-        kind, score = None, None
+        result = outcome_of(WRITTEN, node.id, "")
     store.add_ledger_entry(
         LedgerEntry(
             scope_path=scope_path,
             record_id=record.record_id,
-            node_id=node_id,
-            outcome=outcome,
+            node_id=result.node_id,
+            outcome=result.outcome,
             turn=turn.turn,
             layer=record.layer.value,
             text=record.text,
-            match_kind=kind,
-            match_score=score,
+            match_kind=result.match_kind,
+            match_score=result.match_score,
             source=settings.source,
         )
     )
-    return outcome_of(outcome, node_id, label, kind, score)
+    return result
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -508,8 +564,10 @@ class _Run:
         progress: Callable[[int], None] | None,
         source: str,
         gate: str = "prefix",
+        guards: Guards | str | Iterable[str] | None = None,
     ) -> None:
         check_gate(gate)
+        parsed_guards = as_guards(guards)
         if (
             isinstance(threshold, bool)
             or not isinstance(threshold, int | float)
@@ -520,7 +578,7 @@ class _Run:
             raise InvalidInputError(f"max_records must be an integer >= 0, not {max_records!r}")
         scrubber = scrubber if scrubber is not None else CredentialScrubber()
         self.settings = _Settings(
-            float(threshold), float(min_importance), max_records, scrubber, source, gate
+            float(threshold), float(min_importance), max_records, scrubber, source, gate, parsed_guards
         )
         self.progress = progress
         self.owned = not isinstance(db, SQLiteGraphStore)
@@ -629,12 +687,14 @@ def ingest_turns(
     progress: Callable[[int], None] | None = None,
     source: str = "",
     gate: str = "prefix",
+    guards: Guards | str | Iterable[str] | None = None,
 ) -> IngestReport:
     """Ingest turns (``Turn`` objects or their JSON objects) into the store at ``db`` (a path or a store).
 
     ``progress`` is called with 1 after each turn (or unreadable line) is done. ``gate`` is the write-time
     lookup's candidate gate (:func:`decide`): ``"prefix"``, the seed's, or ``"index"``, gate-free (the
-    store then keeps a label index, built on open). Raises
+    store then keeps a label index, built on open). ``guards`` (off by default; ``"value,negation"``)
+    makes a statement that differs from a row in a value or a negation another fact. Raises
     :class:`IngestInterrupted` on Ctrl-C and :class:`~memdedup.store.StoreError` when the database fails,
     each carrying the partial report (see the module docstring). An async iterable is read on its own
     event loop (inside a running loop, use :func:`aingest_turns`).
@@ -648,6 +708,7 @@ def ingest_turns(
         progress=progress,
         source=source,
         gate=gate,
+        guards=guards,
     )
     if hasattr(turns, "__aiter__"):
         return asyncio.run(run.aconsume(turns))
@@ -666,6 +727,7 @@ async def aingest_turns(
     progress: Callable[[int], None] | None = None,
     source: str = "",
     gate: str = "prefix",
+    guards: Guards | str | Iterable[str] | None = None,
 ) -> IngestReport:
     """:func:`ingest_turns` as a coroutine, for callers inside an event loop (turns may be an async
     iterable). Each turn is written synchronously (SQLite is); the loop runs between turns."""
@@ -678,6 +740,7 @@ async def aingest_turns(
         progress=progress,
         source=source,
         gate=gate,
+        guards=guards,
     )
     return await run.aconsume(turns)
 
@@ -692,6 +755,7 @@ def ingest_file(
     scrubber: CredentialScrubber | None = None,
     progress: Callable[[int], None] | None = None,
     gate: str = "prefix",
+    guards: Guards | str | Iterable[str] | None = None,
 ) -> IngestReport:
     """Ingest a ``.jsonl`` file of turns (see :class:`Turn`; ``-`` reads stdin, gzip is read
     decompressed); bad lines are reported, never fatal.
@@ -714,207 +778,7 @@ def ingest_file(
             progress=progress,
             source=source,
             gate=gate,
+            guards=guards,
         )
     finally:
         turns.close()
-
-
-# ---------------------------------------------------------------------------------------------------
-# The turn and the report
-# ---------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Turn:
-    """One conversation turn and the model's raw extraction output for it.
-
-    The JSON line: ``{"scope": [{"kind": "org", "id": "acme"}, ...] or {"org": "acme", ...}, "turn": 3,
-    "messages": [{"role": "user", "content": "..."}, ...], "output": "<the model's raw text>",
-    "provider": "anthropic"}``; ``messages`` and ``provider`` are optional.
-    """
-
-    scope: Scope
-    turn: int
-    output: Any
-    messages: tuple[Mapping[str, Any], ...] = ()
-    family: ProviderFamily = ProviderFamily.UNKNOWN
-    line: int = 0
-
-    def last_message(self, role: str) -> str:
-        for message in reversed(self.messages):
-            if message.get("role") == role and isinstance(message.get("content"), str):
-                return str(message["content"])
-        return ""
-
-
-@dataclass(frozen=True)
-class LineProblem:
-    """An input line that was not ingested, and why (``invalid_json: ...``, ``write_failed: ...``)."""
-
-    line: int
-    reason: str
-
-    @property
-    def code(self) -> str:
-        return reason_code(self.reason)
-
-
-@dataclass(frozen=True)
-class DroppedOp:
-    """An op that became no memory, and why (the empty reason is a ``noop``)."""
-
-    line: int
-    turn: int
-    scope_path: str
-    op: str
-    reason: str
-
-    @property
-    def code(self) -> str:
-        return reason_code(self.reason)
-
-
-@dataclass(frozen=True)
-class DegradedOutput:
-    """A model output that could not be read whole; its readable ops (if any) were still processed."""
-
-    line: int
-    turn: int
-    scope_path: str
-    form: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class RecordOutcome:
-    """What one minted memory became: ``written``, ``collapsed`` into ``node_id``, or ``already_ingested``."""
-
-    line: int
-    turn: int
-    scope_path: str
-    op: str
-    record_id: str
-    layer: str
-    text: str
-    outcome: str
-    node_id: str
-    canonical_label: str = ""
-    match_kind: str | None = None
-    match_score: float | None = None
-    redactions: tuple[str, ...] = ()
-
-    def why(self) -> str:
-        """``ratio 0.912``, ``containment (ratio 0.640)``, or ``""`` when nothing collapsed."""
-        if self.match_kind is None:
-            return ""
-        score = "" if self.match_score is None else f"{self.match_score:.3f}"
-        if self.match_kind == "ratio":
-            return f"ratio {score}"
-        return f"{self.match_kind} (ratio {score})" if score else self.match_kind
-
-
-@dataclass
-class IngestReport:
-    """Everything one ingest run committed, and a reason for everything it did not.
-
-    ``interrupted`` is True when Ctrl-C stopped the run; ``error`` is the database failure that ended it
-    (``""`` when none); ``warnings`` what the run found about the database (a failed integrity check).
-    """
-
-    source: str = ""
-    database: str = ""
-    lines: int = 0
-    turns: int = 0
-    ops: int = 0
-    records: list[RecordOutcome] = field(default_factory=list)
-    dropped: list[DroppedOp] = field(default_factory=list)
-    degraded: list[DegradedOutput] = field(default_factory=list)
-    problems: list[LineProblem] = field(default_factory=list)
-    forms: Counter[str] = field(default_factory=Counter)
-    #: Episodic transcript rows (one per user/assistant message) written by this run.
-    transcript_rows: int = 0
-    interrupted: bool = False
-    error: str = ""
-    warnings: list[str] = field(default_factory=list)
-
-    def _add_turn(self, turn: Turn, result: Any, outcomes: list[RecordOutcome], transcript_rows: int) -> None:
-        """A committed turn (called only after its transaction committed)."""
-        scope_path = turn.scope.scope_path
-        self.turns += 1
-        self.ops += result.op_count
-        self.forms[result.form] += 1
-        if result.degraded:
-            self.degraded.append(DegradedOutput(turn.line, turn.turn, scope_path, result.form, result.reason))
-        self.records.extend(outcomes)
-        self.dropped.extend(
-            DroppedOp(turn.line, turn.turn, scope_path, identifier, reason)
-            for identifier, reason in result.dropped
-        )
-        self.transcript_rows += transcript_rows
-
-    def _with(self, outcome: str) -> list[RecordOutcome]:
-        return [record for record in self.records if record.outcome == outcome]
-
-    @property
-    def written(self) -> list[RecordOutcome]:
-        return self._with(WRITTEN)
-
-    @property
-    def collapsed(self) -> list[RecordOutcome]:
-        return self._with(COLLAPSED)
-
-    @property
-    def already_ingested(self) -> list[RecordOutcome]:
-        return self._with(ALREADY_INGESTED)
-
-    @property
-    def redactions(self) -> Counter[str]:
-        """Redaction kinds over the records this run wrote or collapsed (not the already-ingested)."""
-        return Counter(
-            kind
-            for record in self.records
-            if record.outcome != ALREADY_INGESTED
-            for kind in record.redactions
-        )
-
-    def counts(self) -> dict[str, int]:
-        return {
-            "lines": self.lines,
-            "turns": self.turns,
-            "ops": self.ops,
-            "written": len(self.written),
-            "collapsed": len(self.collapsed),
-            "already_ingested": len(self.already_ingested),
-            "dropped": len(self.dropped),
-            "noops": sum(1 for drop in self.dropped if not drop.reason),
-            "degraded_outputs": len(self.degraded),
-            "bad_lines": len(self.problems),
-            "transcript_rows": self.transcript_rows,
-        }
-
-    def to_dict(self) -> dict[str, Any]:
-        """The whole report as JSON-ready data (``memdedup ingest --json``)."""
-
-        def scoped(item: Any) -> dict[str, Any]:
-            data = asdict(item)
-            if "scope_path" in data:
-                data["scope"] = readable_scope_path(data["scope_path"])
-            if "reason" in data:
-                data["code"] = reason_code(data["reason"])
-            return data
-
-        return {
-            "source": self.source,
-            "database": self.database,
-            "counts": self.counts(),
-            "written": [scoped(r) for r in self.written],
-            "collapsed": [scoped(r) for r in self.collapsed],
-            "already_ingested": [scoped(r) for r in self.already_ingested],
-            "dropped": [scoped(d) for d in self.dropped],
-            "degraded": [scoped(d) for d in self.degraded],
-            "bad_lines": [scoped(p) for p in self.problems],
-            "redactions": dict(self.redactions),
-            "forms": dict(self.forms),
-            "dropped_by_code": dict(Counter(drop.code for drop in self.dropped)),
-            "interrupted": self.interrupted,
-            "error": self.error,
-            "warnings": list(self.warnings),
-        }

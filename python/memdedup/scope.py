@@ -158,6 +158,45 @@ class Scope:
         )
 
     @classmethod
+    def from_readable(cls, text: str) -> Scope:
+        """The scope a printed form names (``"org:acme/user:dana"``, what :meth:`readable` and every
+        report print): ``/``-separated levels, each ``kind:id``. A form whose kinds or ids hold ``/`` or
+        ``:`` cannot be read back unambiguously and is refused (give the levels as pairs instead)."""
+        if not isinstance(text, str):
+            raise InputTypeError(f"a printed scope is a str, not {type(text).__name__}")
+        levels = []
+        for part in str.__str__(text).split("/"):
+            kind, colon, id_ = part.partition(":")
+            if not colon or ":" in id_ or not kind.strip() or not id_.strip():
+                raise InvalidInputError(
+                    "a printed scope is kind:id levels joined by '/' (org:acme/user:dana), each with "
+                    "exactly one ':'; a kind or id holding '/' or ':' is ambiguous in that form: give "
+                    "the scope as a list of (kind, id) pairs"
+                )
+            levels.append((kind, id_))
+        return cls.from_path(levels)
+
+    @classmethod
+    def coerce(cls, value: Any) -> Scope:
+        """A scope from any form a caller holds: a :class:`Scope` (or anything with the scope protocol:
+        ``scope_path`` and ``ancestor_prefix_paths``, such as symfonic-core's ``TenantScope``), its
+        printed form (``"org:acme/user:dana"``, :meth:`from_readable`), or the JSON forms of
+        :meth:`parse` (a list of ``(kind, id)`` pairs or ``{"kind", "id"}`` objects, a ``{kind: id}``
+        object). Anything else is an :class:`~memdedup.errors.InputTypeError` naming these forms."""
+        if isinstance(value, Scope):
+            return value
+        if isinstance(value, str):
+            return cls.from_readable(value)
+        if hasattr(value, "scope_path") and hasattr(value, "ancestor_prefix_paths"):
+            return value  # type: ignore[no-any-return]
+        if isinstance(value, Mapping | list | tuple) or hasattr(value, "path"):
+            return cls.parse(value)
+        raise InputTypeError(
+            "a scope must be a Scope, its printed form ('org:acme/user:dana'), a list of (kind, id) "
+            f"pairs or a {{kind: id}} object, not {type(value).__name__}"
+        )
+
+    @classmethod
     def from_scope_path(cls, scope_path: str) -> Scope:
         """The scope a materialised ``scope_path`` string names."""
         parts = scope_path.split(SCOPE_PATH_DELIMITER)

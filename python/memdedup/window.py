@@ -144,8 +144,9 @@ class WindowTurn:
 class RecalledRecord:
     """A stored memory as recall returns it.
 
-    ``salience`` is the store row's (0-1; the store's default 0.5): what
-    :func:`memdedup.collapse.collapse_restatements` keeps the most salient of a group of restatements by.
+    ``salience`` is the store row's (0-1; the store's default 0.5): what recall ranks admission by.
+    ``stated`` is the store's statement counter at the row's latest statement (higher is more recent,
+    0 when unknown): what :func:`memdedup.recall.recall` keeps the newest of a group of restatements by.
     """
 
     record_id: str
@@ -155,6 +156,7 @@ class RecalledRecord:
     origin: str = ""
     scope_path: str | None = None
     salience: float = 0.5
+    stated: int = 0
 
     @classmethod
     def transcript(
@@ -319,13 +321,17 @@ def _node_salience(value: Any) -> float:
     return float(value)
 
 
+def _node_stated(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def recalled_from_node(node: Any, *, score: float = 0.0) -> RecalledItem:
     """A stored row (``memdedup.store.StoredNode`` or any node with ``id``, ``label``, ``layer``,
     ``properties`` and ``origin``) as a recalled item: its properties become the record's metadata, so a
     transcript row written by ``memdedup ingest`` keeps its ``turn_id`` and ``speaker``, and its owning
     scope path (``node.scope_path``, else ``properties["scope_path"]``) the record's ``scope_path``, and
-    its ``salience`` (a real number, not a bool) the record's; a node without one has the store's default
-    0.5."""
+    its ``salience`` (a real number, not a bool) the record's (a node without one has the store's default
+    0.5), and its ``stated`` counter (an int, not a bool; else 0) the record's."""
     properties = getattr(node, "properties", None)
     metadata = dict(properties) if isinstance(properties, Mapping) else {}
     owner = getattr(node, "scope_path", None)
@@ -340,6 +346,7 @@ def recalled_from_node(node: Any, *, score: float = 0.0) -> RecalledItem:
             origin=str(getattr(node, "origin", "") or ""),
             scope_path=owner if isinstance(owner, str) and owner else None,
             salience=_node_salience(getattr(node, "salience", None)),
+            stated=_node_stated(getattr(node, "stated", None)),
         ),
         score=score,
     )

@@ -2,7 +2,8 @@
 
 One file, stdlib :mod:`sqlite3`, WAL journal, every multi-statement write in one ``BEGIN IMMEDIATE``
 transaction, so several processes can write to one database and a killed writer leaves the last
-committed state behind.
+committed state behind. What opening a file checks, and how an older file is migrated, is
+:mod:`memdedup.store.opening`; the tables are :mod:`memdedup.store.schema`.
 
 Read rules (symfonic-core's ``GraphMemoryStore`` over its in-memory backend, which the tests hold this
 store to):
@@ -11,31 +12,21 @@ store to):
   ``ancestor_prefix_paths()``: exact set membership, never a string-prefix scan;
 * ``label_prefix`` is case-sensitive ``str.startswith``; it is answered as a range on the label
   (``prefix <= label < successor(prefix)``), which the ``(scope_path, layer, label)`` index serves;
-* order: oldest first (insertion order; an upsert keeps a row's place);
+* order: oldest first (insertion order; an upsert or an update keeps a row's place);
 * retracted rows are hidden unless ``include_retracted=True``; ``limit=None`` is all, ``limit=0`` none.
 
 Rows are keyed by ``(scope_path, id)``: a record id is an upsert key *within* its scope, so a child
 scope writing an id its ancestor also holds gets its own row and never re-stamps the ancestor's
-(visibility is not ownership). Only the owning scope may retract a row.
+(visibility is not ownership). Only the owning scope may change or retract a row.
 
-The ``ledger`` table holds every extracted record the ingest pipeline has applied (``(scope_path,
-record_id)`` -> the node it was written as or collapsed into, and why), written in the same transaction
-as the node; it is what makes re-running an ingest write nothing new.
-
-Opening a file (in this order, so that nothing is written to a file that is not memdedup's):
-
-1. *Ownership*, read only: the file must be empty (no schema object) or memdedup's (SQLite's
-   ``application_id`` header field is :data:`APPLICATION_ID`, or, for a file from before memdedup stamped
-   it, every schema object is one memdedup creates). Anything else, another application's database, is
-   refused with a :class:`StoreError` and left byte for byte as it was: no table, no WAL switch.
-2. *Integrity*, read only: ``check="auto"`` (the default) runs SQLite's ``integrity_check`` on a file
-   of at most 8 MiB and ``quick_check`` on a larger one; ``"quick"`` (every page's structure, in time
-   linear in the file) and ``"full"`` (``integrity_check``: also every index against its table, so a
-   damaged label is caught) choose, ``"off"`` skips it. A damaged file is not refused (its readable rows
-   may be all a user has left): the problems are kept in :attr:`SQLiteGraphStore.integrity_problems`
-   and announced with a :class:`StoreIntegrityWarning`. A file too damaged to check is a StoreError.
-3. WAL journal, the schema, the application id, and the schema version (another version, or one that
-   is not a number, is a StoreError).
+Facts change (:mod:`memdedup.facts`): a statement that restates a row (:meth:`SQLiteGraphStore.restate`)
+counts one more mention and moves the row's ``last_stated``; one that updates it
+(:meth:`SQLiteGraphStore.update_text`, and :meth:`~SQLiteGraphStore.upsert_node` with another label)
+makes the incoming text current and keeps the previous one as a revision; :meth:`~SQLiteGraphStore.merge`
+folds a later row into an earlier one (``memdedup consolidate``). :meth:`~SQLiteGraphStore.history` reads
+every earlier text back, oldest first. The ``ledger`` table holds every extracted record the ingest
+pipeline has applied, written in the same transaction as its node: what makes re-running an ingest write
+nothing new.
 
 Every failure of the database itself (a damaged page, a full disk, a lock held beyond the timeout,
 an I/O error) is one :class:`StoreError` (a :class:`~memdedup.errors.MemdedupError`) whose message says
@@ -49,115 +40,47 @@ import json
 import logging
 import os
 import sqlite3
-import time
-import warnings
+import urllib.parse
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from memdedup.errors import InvalidInputError, MemdedupError
-from memdedup.scope import SCOPE_PATH_KEY
+from memdedup.errors import InputTypeError, InvalidInputError
+from memdedup.scope import SCOPE_PATH_KEY, readable_scope_path
 from memdedup.scrub import redact
+from memdedup.store import opening
+from memdedup.store.records import (
+    CURRENT,
+    LedgerEntry,
+    Revision,
+    StoredNode,
+    StoreError,
+    node_from_row,
+    properties_from,
+)
+from memdedup.store.schema import SCHEMA_VERSION, node_columns
 from memdedup.store_index import StoreLabelIndex
 
 if TYPE_CHECKING:
     from memdedup.index import LabelIndex
     from memdedup.recall import Recall
 
-__all__ = [
-    "APPLICATION_ID",
-    "SCHEMA_VERSION",
-    "LedgerEntry",
-    "SQLiteGraphStore",
-    "StoreError",
-    "StoreIntegrityWarning",
-    "StoredNode",
-    "prefix_successor",
-]
+__all__ = ["SQLiteGraphStore", "prefix_successor"]
 
 logger = logging.getLogger("memdedup.store")
 
-SCHEMA_VERSION = 1
-APPLICATION_ID = int.from_bytes(b"mddp", "big")
-"""SQLite's ``application_id`` header field of a memdedup database (``PRAGMA application_id``)."""
 _MAX_CODE_POINT = 0x10FFFF
-_OWN_OBJECTS = frozenset({"meta", "nodes", "ledger", "nodes_scope_layer_label", "nodes_scope_label"})
-_CHECKS = ("auto", "quick", "full", "off")
-_FULL_CHECK_MAX_BYTES = 8 * 1024 * 1024
-"""``check="auto"`` runs the full ``integrity_check`` on files up to this size (~0.4 s at 8 MiB, measured on
-a memdedup store: it also compares every index with its table, which catches damaged label text), and
-``quick_check`` (~0.3 s per 120 MB) above it."""
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (
-    key   TEXT PRIMARY KEY,
-    value TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS nodes (
-    seq               INTEGER PRIMARY KEY AUTOINCREMENT,
-    id                TEXT NOT NULL,
-    scope_path        TEXT NOT NULL,
-    tenant_id         TEXT NOT NULL,
-    layer             TEXT NOT NULL,
-    label             TEXT NOT NULL,
-    properties        TEXT NOT NULL DEFAULT '{}',
-    importance        REAL NOT NULL DEFAULT 5.0,
-    salience          REAL NOT NULL DEFAULT 0.5,
-    origin            TEXT NOT NULL DEFAULT '',
-    mentions          INTEGER NOT NULL DEFAULT 1,
-    created_at        TEXT NOT NULL,
-    updated_at        TEXT NOT NULL,
-    retracted_at      TEXT,
-    retraction_reason TEXT NOT NULL DEFAULT '',
-    UNIQUE (scope_path, id)
-);
-CREATE INDEX IF NOT EXISTS nodes_scope_layer_label ON nodes (scope_path, layer, label);
-CREATE INDEX IF NOT EXISTS nodes_scope_label ON nodes (scope_path, label);
-CREATE TABLE IF NOT EXISTS ledger (
-    scope_path  TEXT NOT NULL,
-    record_id   TEXT NOT NULL,
-    node_id     TEXT NOT NULL,
-    outcome     TEXT NOT NULL CHECK (outcome IN ('written', 'collapsed')),
-    match_kind  TEXT,
-    match_score REAL,
-    turn        INTEGER NOT NULL,
-    layer       TEXT NOT NULL,
-    text        TEXT NOT NULL,
-    source      TEXT NOT NULL DEFAULT '',
-    ingested_at TEXT NOT NULL,
-    PRIMARY KEY (scope_path, record_id)
-) WITHOUT ROWID;
-"""
+RESTATED = "restated"
+UPDATED = "updated"
 
 _INSERT_NODE = (
     "INSERT INTO nodes (id, scope_path, tenant_id, layer, label, properties, importance, salience, origin, "
-    "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+    "scope, created_at, updated_at, last_stated, last_turn, stated) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT coalesce(max(stated), 0) + 1 FROM nodes)) "
 )
-_NODE_COLUMNS = (
-    "seq, id, scope_path, tenant_id, layer, label, properties, importance, salience, origin, mentions, "
-    "created_at, updated_at, retracted_at, retraction_reason"
-)
-
-
-class StoreError(MemdedupError):
-    """The database cannot be used or failed: not memdedup's, another schema version, damaged, full, an I/O
-    error, a lock held beyond the timeout.
-
-    ``report`` is the partial :class:`~memdedup.ingest.IngestReport` when an ingest run stopped on this
-    error (every turn it lists was committed), else None.
-    """
-
-    report: Any = None
-
-
-class StoreIntegrityWarning(UserWarning):
-    """The database failed its integrity check on open.
-
-    :attr:`SQLiteGraphStore.integrity_problems` lists what the check found.
-    """
-
+# The statement counter: strictly increasing across the file (writes hold the write lock).
+_NEXT_STATED = "(SELECT coalesce(max(stated), 0) + 1 FROM nodes)"
 
 # The errors of a value, not of the database: a parameter SQLite cannot bind or store.
 _VALUE_ERRORS = (sqlite3.InterfaceError, sqlite3.ProgrammingError, sqlite3.DataError, OverflowError)
@@ -190,6 +113,22 @@ def _text(name: str, value: Any) -> str:
     return text
 
 
+def _turn(turn: Any) -> int | None:
+    if turn is None:
+        return None
+    if isinstance(turn, bool) or not isinstance(turn, int):
+        raise InputTypeError(f"a turn must be an int or None, not {type(turn).__name__}")
+    return turn
+
+
+def _properties_json(properties: dict[str, Any] | None) -> str:
+    props = {k: v for k, v in (properties or {}).items() if k != SCOPE_PATH_KEY}
+    try:
+        return json.dumps(props, ensure_ascii=True, sort_keys=False, default=str)
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise InvalidInputError(f"the node's properties cannot be stored as JSON: {redact(exc)}") from None
+
+
 def prefix_successor(prefix: str) -> str | None:
     """The least string above every string that starts with ``prefix``; None when there is none.
 
@@ -208,117 +147,15 @@ def prefix_successor(prefix: str) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class StoredNode:
-    """One stored memory, in the shape ``find_canonical_node`` reads (``id``, ``label``, ``properties``
-    with ``scope_path``, ``tenant_id``)."""
-
-    id: str
-    scope_path: str
-    tenant_id: str
-    layer: str
-    label: str
-    properties: dict[str, Any] = field(default_factory=dict)
-    importance: float = 5.0
-    salience: float = 0.5
-    origin: str = ""
-    mentions: int = 1
-    created_at: str = ""
-    updated_at: str = ""
-    retracted: bool = False
-    retraction_reason: str = ""
-    seq: int = 0
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "scope_path": self.scope_path,
-            "layer": self.layer,
-            "label": self.label,
-            "properties": {k: v for k, v in self.properties.items() if k != SCOPE_PATH_KEY},
-            "importance": self.importance,
-            "salience": self.salience,
-            "origin": self.origin,
-            "mentions": self.mentions,
-            "created_at": self.created_at,
-            "updated_at": self.updated_at,
-            "retracted": self.retracted,
-        }
-
-
-@dataclass(frozen=True)
-class LedgerEntry:
-    """An applied record: what ``(scope_path, record_id)`` became, and why."""
-
-    scope_path: str
-    record_id: str
-    node_id: str
-    outcome: str
-    turn: int
-    layer: str
-    text: str
-    match_kind: str | None = None
-    match_score: float | None = None
-    source: str = ""
-    ingested_at: str = ""
-
-
-def _damaged(column: str, value: Any, number: type | None, node: bool) -> str:
-    """Why a stored value read as bytes (``text_factory=bytes``) is damaged, or ``""``."""
-    if number is not None:
-        return (
-            ""
-            if isinstance(value, int | float) and (number is float or isinstance(value, int))
-            else ("is not a number")
-        )
-    if not isinstance(value, bytes):
-        return ""
-    try:
-        text = value.decode("utf-8")
-    except UnicodeDecodeError:
-        return "is not UTF-8 text"
-    if node and column == "properties":
-        try:
-            if not isinstance(json.loads(text), dict):
-                return "is not a JSON object"
-        except (ValueError, RecursionError):
-            return "is not JSON"
-    return ""
-
-
-def _node(row: Sequence[Any]) -> StoredNode:
-    try:
-        properties = json.loads(row[6])
-    except (TypeError, ValueError, RecursionError) as exc:
-        raise StoreError(f"row {row[0]} holds properties that are not JSON: the database is damaged") from exc
-    if not isinstance(properties, dict):
-        raise StoreError(f"row {row[0]} holds properties that are not an object: the database is damaged")
-    properties[SCOPE_PATH_KEY] = row[2]
-    return StoredNode(
-        seq=row[0],
-        id=row[1],
-        scope_path=row[2],
-        tenant_id=row[3],
-        layer=row[4],
-        label=row[5],
-        properties=properties,
-        importance=row[7],
-        salience=row[8],
-        origin=row[9],
-        mentions=row[10],
-        created_at=row[11],
-        updated_at=row[12],
-        retracted=row[13] is not None,
-        retraction_reason=row[14],
-    )
-
-
 class SQLiteGraphStore:
     """A memory graph in one SQLite file (``":memory:"`` works too, for one connection).
 
     ``query_nodes`` is a coroutine because that is the graph protocol ``find_canonical_node`` awaits;
     every other method is a plain call (SQLite is synchronous), and :meth:`query` is ``query_nodes``
-    without the coroutine. See the module docstring for what opening a file checks (``check``).
+    without the coroutine. See :mod:`memdedup.store.opening` for what opening a file checks (``check``).
+
+    ``readonly=True`` opens the file without writing to it (no WAL switch, no schema, no migration: a
+    file of an older schema version is read as it is); every write then raises :class:`StoreError`.
 
     ``label_index=True`` keeps a :class:`~memdedup.index.LabelIndex` per ``(scope path, layer)`` of the
     live rows, built on open and kept in step with every write (:meth:`label_index`): what
@@ -332,19 +169,32 @@ class SQLiteGraphStore:
         timeout: float = 30.0,
         check: str = "auto",
         label_index: bool = False,
+        readonly: bool = False,
     ) -> None:
-        if check not in _CHECKS:
-            raise InvalidInputError(f"check must be one of {', '.join(_CHECKS)}, not {redact(check, 40)!r}")
-        if not isinstance(label_index, bool):
-            raise InvalidInputError(f"label_index must be True or False, not a {type(label_index).__name__}")
+        if check not in opening.CHECKS:
+            raise InvalidInputError(
+                f"check must be one of {', '.join(opening.CHECKS)}, not {redact(check, 40)!r}"
+            )
+        for name, flag in (("label_index", label_index), ("readonly", readonly)):
+            if not isinstance(flag, bool):
+                raise InvalidInputError(f"{name} must be True or False, not a {type(flag).__name__}")
         self._index: StoreLabelIndex | None = None
         self._data_version = 0
         self.path = os.fspath(path)
         self.timeout = timeout
-        #: What the integrity check on open found ("" lines when the file is sound or unchecked).
+        self.readonly = readonly
+        #: What the integrity check on open found (empty when the file is sound or unchecked).
         self.integrity_problems: list[str] = []
+        #: Where a copy of the file was written before it was migrated from an older schema, else None.
+        self.migrated_from: str | None = None
         try:
-            self._conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
+            if readonly and self.path not in ("", ":memory:"):
+                if not os.path.exists(self.path):
+                    raise StoreError(f"cannot open the database {redact(self.path)!r}: no such file")
+                uri = "file:" + urllib.parse.quote(os.path.abspath(self.path)) + "?mode=ro"
+                self._conn = sqlite3.connect(uri, uri=True, timeout=timeout, isolation_level=None)
+            else:
+                self._conn = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open the database {redact(self.path)!r}: {redact(exc)}") from exc
         try:
@@ -354,9 +204,15 @@ class SQLiteGraphStore:
             # user asked to forget) must not survive in the file. SQLite builds differ in the default
             # (Debian's is on; python.org's and manylinux's are off), so every connection says it.
             self._conn.execute("PRAGMA secure_delete = ON")
-            self._claim()
-            self._check(check)
-            self._configure()
+            opening.claim(self._conn, self.path)
+            self.integrity_problems = opening.check(self._conn, self.path, check)
+            version = opening.schema_version(self._conn, self.path)
+            if readonly:
+                self.schema_version = version or SCHEMA_VERSION
+            else:
+                self.migrated_from = opening.configure(self._conn, self.path, self.timeout, self.transaction)
+                self.schema_version = SCHEMA_VERSION
+            self._columns = node_columns(self.schema_version)
             if label_index:
                 self.enable_label_index()
         except sqlite3.DatabaseError as exc:
@@ -367,130 +223,6 @@ class SQLiteGraphStore:
         except BaseException:
             self._conn.close()
             raise
-
-    # -- opening: ownership, integrity, schema ---------------------------------------------------------
-
-    def _claim(self) -> None:
-        """Refuse, before writing anything, a database that is neither empty nor memdedup's."""
-        names = sorted(
-            name
-            for (name,) in self._conn.execute("SELECT name FROM sqlite_master").fetchall()
-            if not name.startswith("sqlite_")
-        )
-        application_id = int(self._conn.execute("PRAGMA application_id").fetchone()[0])
-        if application_id == APPLICATION_ID or (application_id == 0 and not names):
-            return
-        if application_id == 0 and "meta" in names and set(names) <= _OWN_OBJECTS:
-            return  # written by a memdedup from before the application id was stamped
-        if application_id != 0:
-            whose = (
-                f"its SQLite application_id is {application_id:#010x}, not memdedup's {APPLICATION_ID:#010x}"
-            )
-        else:
-            shown = ", ".join(repr(name) for name in names[:8]) + (", ..." if len(names) > 8 else "")
-            whose = f"it holds schema objects memdedup did not create ({shown})"
-        raise StoreError(
-            f"{redact(self.path)!r} is not a memdedup database: {whose}. memdedup writes only to an empty "
-            "database or one of its own, so the file was left as it was; give --db a new path"
-        )
-
-    def _check(self, check: str) -> None:
-        if check == "off" or self.path == ":memory:" or not self.path:
-            return
-        if check == "auto":
-            try:
-                small = os.path.getsize(self.path) <= _FULL_CHECK_MAX_BYTES
-            except OSError:
-                small = True
-            check = "full" if small else "quick"
-        pragma = "quick_check" if check == "quick" else "integrity_check"
-        try:
-            rows = [str(row[0]) for row in self._conn.execute(f"PRAGMA {pragma}(20)").fetchall()]
-        except sqlite3.DatabaseError as exc:
-            # Too damaged for this check to finish: say so, with what the structural check still finds.
-            rows = [f"the check could not finish ({redact(exc)})"]
-            if pragma != "quick_check":
-                try:
-                    rows += [str(row[0]) for row in self._conn.execute("PRAGMA quick_check(20)").fetchall()]
-                except sqlite3.DatabaseError:
-                    pass
-        checked = f"SQLite's {pragma}"
-        if pragma == "integrity_check" and rows == ["ok"]:
-            checked += " and every row's content"
-            rows = self._content_problems() or rows
-        if rows == ["ok"]:
-            return
-        self.integrity_problems = [
-            line
-            for row in rows
-            for line in row.splitlines()
-            if line.strip() and not line.startswith("***") and line != "ok"
-        ]
-        summary = "; ".join(self.integrity_problems[:3])
-        message = (
-            f"{redact(self.path)!r} failed its integrity check on open ({checked}): {redact(summary)}"
-            + (f" (and {len(self.integrity_problems) - 3} more)" if len(self.integrity_problems) > 3 else "")
-            + ". Rows may be missing or damaged; back the file up and repair it (sqlite3 .recover)"
-        )
-        logger.warning("%s", message)
-        warnings.warn(message, StoreIntegrityWarning, stacklevel=3)
-
-    def _content_problems(self, limit: int = 20) -> list[str]:
-        """What SQLite's checks cannot see: stored text that is not UTF-8, properties that are not a JSON
-        object, a number column holding something else (a flipped byte inside a row's payload). Row
-        numbers only: never the text."""
-        expected: dict[str, dict[str, type]] = {
-            "meta": {},
-            "nodes": {"seq": int, "importance": float, "salience": float, "mentions": int},
-            "ledger": {"turn": int},
-        }
-        problems: list[str] = []
-        self._conn.text_factory = bytes
-        try:
-            for table, numbers in expected.items():
-                columns = [str(row[1], "utf-8") for row in self._conn.execute(f"PRAGMA table_info({table})")]
-                if not columns:
-                    continue  # a new database: no table yet
-                for position, row in enumerate(self._conn.execute(f"SELECT * FROM {table}"), start=1):
-                    for column, value in zip(columns, row, strict=True):
-                        problem = _damaged(column, value, numbers.get(column), table == "nodes")
-                        if problem:
-                            problems.append(f"{table} row {position}: {column} {problem}")
-                            if len(problems) >= limit:
-                                return problems
-        finally:
-            self._conn.text_factory = str
-        return problems
-
-    def _configure(self) -> None:
-        deadline = time.monotonic() + self.timeout
-        while True:
-            # Switching to WAL needs a moment without other writers; another process may be creating
-            # the same database right now.
-            try:
-                self._conn.execute("PRAGMA journal_mode = WAL").fetchone()
-                break
-            except sqlite3.OperationalError as exc:
-                if "locked" not in str(exc) or time.monotonic() > deadline:
-                    raise
-                time.sleep(0.01)
-        self._conn.execute("PRAGMA synchronous = NORMAL")
-        with self.transaction():
-            for statement in _SCHEMA.split(";"):
-                if statement.strip():
-                    self._conn.execute(statement)
-            if int(self._conn.execute("PRAGMA application_id").fetchone()[0]) != APPLICATION_ID:
-                self._conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-            row = self._conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            if row is None:
-                self._conn.execute(
-                    "INSERT INTO meta (key, value) VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
-                )
-            elif str(row[0]).strip() != str(SCHEMA_VERSION):
-                raise StoreError(
-                    f"{redact(self.path)!r} has memdedup schema version {redact(row[0], 20)}; "
-                    f"this memdedup reads version {SCHEMA_VERSION}"
-                )
 
     def close(self) -> None:
         self._index = None
@@ -510,8 +242,13 @@ class SQLiteGraphStore:
             return self._conn.execute(sql, params).fetchall()
 
     def _execute(self, sql: str, params: Sequence[Any] = (), *, doing: str = "writing") -> sqlite3.Cursor:
+        self._writable()
         with _database_errors(self.path, doing):
             return self._conn.execute(sql, params)
+
+    def _writable(self) -> None:
+        if self.readonly:
+            raise StoreError(f"{redact(self.path)!r} was opened read-only")
 
     @property
     def in_transaction(self) -> bool:
@@ -607,6 +344,15 @@ class SQLiteGraphStore:
             tuple(row) for row in self._rows(sql + " ORDER BY seq", params, doing="building the label index")
         ]
 
+    def _relabelled_in_index(self, node: StoredNode, before: tuple[str, str]) -> None:
+        """Keep the label index in step with a live row whose label or layer changed in place (inside
+        its transaction): its place in store order is kept, which an insertion-ordered index can only
+        follow by a rebuild of both partitions."""
+        if self._index is not None and before != (node.layer, node.label):
+            self._index.reordered(
+                (node.scope_path, before[0]), (node.scope_path, node.layer), in_transaction=True
+            )
+
     # -- reads -----------------------------------------------------------------------------------------
 
     def _select(
@@ -638,7 +384,7 @@ class SQLiteGraphStore:
                 params.append(successor)
         if not include_retracted:
             where.append("retracted_at IS NULL")
-        sql = f"SELECT {_NODE_COLUMNS} FROM nodes WHERE {' AND '.join(where)} ORDER BY seq"
+        sql = f"SELECT {self._columns} FROM nodes WHERE {' AND '.join(where)} ORDER BY seq"
         if limit is not None:
             sql += " LIMIT ?"
             params.append(max(int(limit), 0))
@@ -664,7 +410,7 @@ class SQLiteGraphStore:
             limit=limit,
             include_retracted=include_retracted,
         )
-        return [_node(row) for row in self._rows(sql, params)]
+        return [node_from_row(row) for row in self._rows(sql, params)]
 
     async def query_nodes(
         self,
@@ -698,27 +444,73 @@ class SQLiteGraphStore:
         paths = list(scope.ancestor_prefix_paths())
         marks = ", ".join("?" * len(paths))
         sql = (
-            f"SELECT {_NODE_COLUMNS} FROM nodes WHERE id = ? AND scope_path IN ({marks})"
+            f"SELECT {self._columns} FROM nodes WHERE id = ? AND scope_path IN ({marks})"
             + ("" if include_retracted else " AND retracted_at IS NULL")
             + " ORDER BY length(scope_path) DESC LIMIT 1"
         )
         rows = self._rows(sql, [_text("node id", node_id), *paths])
-        return _node(rows[0]) if rows else None
+        return node_from_row(rows[0]) if rows else None
 
     def owned_node(self, scope: Any, node_id: str) -> StoredNode | None:
         """The row ``(scope.scope_path, node_id)`` (retracted or not): the one ``scope`` owns, if any."""
         return self._owned(_text("scope path", scope.scope_path), _text("node id", node_id))
 
+    def _owned(self, scope_path: str, node_id: str) -> StoredNode | None:
+        rows = self._rows(
+            f"SELECT {self._columns} FROM nodes WHERE scope_path = ? AND id = ?", (scope_path, node_id)
+        )
+        return node_from_row(rows[0]) if rows else None
+
     def all_nodes(self, *, include_retracted: bool = True) -> list[StoredNode]:
         """Every row of every scope, oldest first (for reports, dumps and tests)."""
-        sql = f"SELECT {_NODE_COLUMNS} FROM nodes"
+        sql = f"SELECT {self._columns} FROM nodes"
         if not include_retracted:
             sql += " WHERE retracted_at IS NULL"
-        return [_node(row) for row in self._rows(sql + " ORDER BY seq")]
+        return [node_from_row(row) for row in self._rows(sql + " ORDER BY seq")]
+
+    def owned_nodes(
+        self, scope_path: str | None = None, *, include_retracted: bool = False
+    ) -> list[StoredNode]:
+        """The rows owned by ``scope_path`` exactly (every scope's when None), oldest first."""
+        sql = f"SELECT {self._columns} FROM nodes WHERE 1"
+        params: list[Any] = []
+        if scope_path is not None:
+            sql += " AND scope_path = ?"
+            params.append(_text("scope path", scope_path))
+        if not include_retracted:
+            sql += " AND retracted_at IS NULL"
+        return [node_from_row(row) for row in self._rows(sql + " ORDER BY seq", params)]
+
+    def scope_paths(self) -> list[str]:
+        """Every owning scope path that holds a row, in the order of its first row."""
+        rows = self._rows("SELECT scope_path FROM nodes GROUP BY scope_path ORDER BY min(seq)")
+        return [row[0] for row in rows]
 
     def count_nodes(self, *, include_retracted: bool = True) -> int:
         sql = "SELECT count(*) FROM nodes" + ("" if include_retracted else " WHERE retracted_at IS NULL")
         return int(self._rows(sql)[0][0])
+
+    def history(self, scope: Any, node_id: str) -> list[Revision]:
+        """Every text the row ``scope`` owns under ``node_id`` has held or been restated in, oldest first,
+        its current text last (kind ``current``); ``[]`` when ``scope`` owns no such row. A retracted
+        row's history ends with its last text all the same."""
+        node = self.owned_node(scope, node_id)
+        if node is None:
+            return []
+        entries = []
+        if self.schema_version >= 2:
+            rows = self._rows(
+                "SELECT kind, text, reason, turn, stated_at, source, properties FROM revisions "
+                "WHERE scope_path = ? AND node_id = ? ORDER BY seq",
+                (node.scope_path, node.id),
+            )
+            entries = [
+                Revision(kind, text, reason, turn, stated_at, source, properties_from(props, "a revision"))
+                for kind, text, reason, turn, stated_at, source, props in rows
+            ]
+        properties = {k: v for k, v in node.properties.items() if k != SCOPE_PATH_KEY}
+        entries.append(Revision(CURRENT, node.label, "", node.last_turn, node.last_stated, "", properties))
+        return entries
 
     def recall(
         self,
@@ -734,9 +526,10 @@ class SQLiteGraphStore:
         min_chars: int = 16,
         guards: Any = None,
     ) -> Recall:
-        """The memory block recalled at ``scope``, restatements collapsed (``collapse=False``: not) and the
-        window's own turns removed: one call for the recall path (see :func:`memdedup.recall.recall`;
-        ``threshold``, ``min_chars`` and ``guards`` are the library's defaults)."""
+        """The memory block recalled at ``scope``, each fact once in its current form (``collapse=False``:
+        every row) and the window's own turns removed: one call for the recall path (see
+        :func:`memdedup.recall.recall`; ``threshold``, ``min_chars`` and ``guards`` are the library's
+        defaults)."""
         from memdedup.recall import recall
 
         return recall(
@@ -768,23 +561,18 @@ class SQLiteGraphStore:
     ) -> tuple[Any, ...]:
         if not str(label).strip():
             raise InvalidInputError("a node needs a non-empty label")
-        props = {k: v for k, v in (properties or {}).items() if k != SCOPE_PATH_KEY}
-        try:
-            encoded = json.dumps(props, ensure_ascii=True, sort_keys=False, default=str)
-        except (ValueError, TypeError, RecursionError) as exc:
-            raise InvalidInputError(
-                f"the node's properties cannot be stored as JSON: {redact(exc)}"
-            ) from None
+        scope_path = _text("scope path", scope.scope_path)
         return (
             _text("node id", node_id),
-            _text("scope path", scope.scope_path),
+            scope_path,
             _text("tenant id", getattr(scope, "tenant_id", "")),
             _text("layer", layer),
             _text("label", label),
-            encoded,
+            _properties_json(properties),
             float(importance),
             float(salience),
             _text("origin", origin),
+            readable_scope_path(scope_path),
         )
 
     def upsert_node(
@@ -798,41 +586,40 @@ class SQLiteGraphStore:
         importance: float = 5.0,
         salience: float = 0.5,
         origin: str = "",
+        turn: int | None = None,
     ) -> tuple[StoredNode, bool]:
         """Insert or update the row ``(scope.scope_path, node_id)``; ``(node, True)`` when it was new.
 
         An update replaces the label, layer, properties, importance, salience and origin, and keeps the
-        row's place in the order, its creation time and its mention count. A retracted row stays retracted.
+        row's place in the order, its creation time and its mention count; it is a statement (the row's
+        ``last_stated`` moves), and a label it changes is kept as a revision (``updated``, reason
+        ``upsert``), as every change of a fact's text is. A retracted row stays retracted.
         """
         values = self._node_values(scope, node_id, layer, label, properties, importance, salience, origin)
+        turn = _turn(turn)
         now = _now()
         with self.transaction():
-            existed = self._rows(
-                "SELECT layer, label, retracted_at FROM nodes WHERE scope_path = ? AND id = ?",
-                (values[1], values[0]),
-            )
+            before = self._owned(values[1], values[0])
+            if before is not None and before.label != values[4]:
+                self._add_revision(before, UPDATED, before.label, before.properties, "upsert", turn, now)
             self._execute(
                 _INSERT_NODE + "ON CONFLICT (scope_path, id) DO UPDATE SET layer = excluded.layer, "
                 "label = excluded.label, properties = excluded.properties, importance = excluded.importance, "
-                "salience = excluded.salience, origin = excluded.origin, updated_at = excluded.updated_at",
-                (*values, now, now),
+                "salience = excluded.salience, origin = excluded.origin, updated_at = excluded.updated_at, "
+                "last_stated = excluded.last_stated, last_turn = coalesce(excluded.last_turn, last_turn), "
+                "stated = excluded.stated",
+                (*values, now, now, now, turn),
             )
             node = self._owned(values[1], values[0])
             assert node is not None
             if self._index is not None:
-                self._upserted_in_index(node, existed[0] if existed else None)
-        return node, not existed
-
-    def _upserted_in_index(self, node: StoredNode, before: Sequence[Any] | None) -> None:
-        """Keep the label index in step with an upsert (inside its transaction)."""
-        assert self._index is not None
-        partition = (node.scope_path, node.layer)
-        if before is None:
-            self._index.inserted(partition, node.id, node.label, in_transaction=True)
-        elif before[2] is None and (before[0], before[1]) != (node.layer, node.label):
-            # A live row's label or layer changed in place: its place in store order is kept, which an
-            # insertion-ordered index can only follow by a rebuild of both partitions.
-            self._index.reordered((node.scope_path, before[0]), partition, in_transaction=True)
+                if before is None:
+                    self._index.inserted(
+                        (node.scope_path, node.layer), node.id, node.label, in_transaction=True
+                    )
+                elif not before.retracted:
+                    self._relabelled_in_index(node, (before.layer, before.label))
+        return node, before is None
 
     def insert_node(
         self,
@@ -845,12 +632,15 @@ class SQLiteGraphStore:
         importance: float = 5.0,
         salience: float = 0.5,
         origin: str = "",
+        turn: int | None = None,
     ) -> bool:
         """Insert the row ``(scope.scope_path, node_id)`` unless ``scope`` already owns one (which is left
         alone); True when it was inserted. An ancestor's row with the same id is another row."""
         values = self._node_values(scope, node_id, layer, label, properties, importance, salience, origin)
         now = _now()
-        cursor = self._execute(_INSERT_NODE + "ON CONFLICT (scope_path, id) DO NOTHING", (*values, now, now))
+        cursor = self._execute(
+            _INSERT_NODE + "ON CONFLICT (scope_path, id) DO NOTHING", (*values, now, now, now, _turn(turn))
+        )
         inserted = cursor.rowcount == 1
         if inserted and self._index is not None:
             self._index.inserted(
@@ -858,29 +648,187 @@ class SQLiteGraphStore:
             )
         return inserted
 
-    def _owned(self, scope_path: str, node_id: str) -> StoredNode | None:
-        rows = self._rows(
-            f"SELECT {_NODE_COLUMNS} FROM nodes WHERE scope_path = ? AND id = ?", (scope_path, node_id)
+    def _statement(
+        self,
+        scope: Any,
+        node_id: str,
+        *,
+        importance: float | None,
+        salience: float | None,
+        turn: int | None,
+        mentions: int = 1,
+        like: StoredNode | None = None,
+    ) -> StoredNode:
+        """One more statement of the row ``scope`` owns (inside the caller's transaction): ``mentions``
+        more, the higher importance and salience kept, ``last_stated`` moved to now and ``stated`` to the
+        next count; or, with ``like`` (a row folded into it), to the later of the two rows' statements.
+        The row as it was before."""
+        scope_path = _text("scope path", scope.scope_path)
+        node = self._owned(scope_path, _text("node id", node_id))
+        if node is None:
+            raise InvalidInputError(f"the write scope owns no node {redact(node_id, 40)!r}")
+        now = _now()
+        if like is None:
+            stated, stated_sql, last_stated = None, _NEXT_STATED, now
+        else:
+            later = like if like.stated >= node.stated else node
+            stated, stated_sql, last_stated, turn = later.stated, "?", later.last_stated, later.last_turn
+        self._execute(
+            "UPDATE nodes SET mentions = mentions + ?, updated_at = ?, last_stated = ?, "
+            f"last_turn = coalesce(?, last_turn), stated = {stated_sql}, "
+            "importance = max(importance, coalesce(?, importance)), "
+            "salience = max(salience, coalesce(?, salience)) WHERE scope_path = ? AND id = ?",
+            (
+                mentions,
+                now,
+                last_stated,
+                _turn(turn),
+                *(() if stated is None else (stated,)),
+                importance,
+                salience,
+                scope_path,
+                node.id,
+            ),
         )
-        return _node(rows[0]) if rows else None
+        return node
+
+    def _add_revision(
+        self,
+        node: StoredNode,
+        kind: str,
+        text: str,
+        properties: dict[str, Any],
+        reason: str,
+        turn: int | None,
+        stated_at: str,
+        source: str = "",
+    ) -> None:
+        self._execute(
+            "INSERT INTO revisions (scope_path, node_id, kind, text, properties, reason, turn, stated_at, "
+            "source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                node.scope_path,
+                node.id,
+                kind,
+                _text("text", text),
+                _properties_json(properties),
+                _text("reason", reason),
+                turn,
+                stated_at,
+                _text("source", source),
+            ),
+        )
+
+    def restate(
+        self,
+        scope: Any,
+        node_id: str,
+        *,
+        text: str | None = None,
+        reason: str = "",
+        turn: int | None = None,
+        importance: float | None = None,
+        salience: float | None = None,
+        source: str = "",
+    ) -> StoredNode:
+        """A statement that restates the row ``scope`` owns (:data:`memdedup.facts.RESTATED`): the current
+        text stays; one more mention, the higher importance and salience, ``last_stated`` moves. A ``text``
+        that differs from the current one is kept in the row's history (``restated``, with ``reason``)."""
+        with self.transaction():
+            before = self._statement(scope, node_id, importance=importance, salience=salience, turn=turn)
+            if text is not None and text != before.label:
+                self._add_revision(before, RESTATED, text, {}, reason, _turn(turn), _now(), source)
+            node = self._owned(before.scope_path, before.id)
+        assert node is not None
+        return node
 
     def record_mention(
         self, scope: Any, node_id: str, *, importance: float | None = None, salience: float | None = None
     ) -> StoredNode:
-        """A restatement collapsed into the row ``scope`` owns: one more mention, the higher importance
-        and salience kept, the label untouched."""
+        """A restatement of the row ``scope`` owns that keeps its text (:meth:`restate` without a text)."""
+        return self.restate(scope, node_id, importance=importance, salience=salience)
+
+    def update_text(
+        self,
+        scope: Any,
+        node_id: str,
+        *,
+        text: str,
+        properties: dict[str, Any] | None = None,
+        reason: str = "",
+        turn: int | None = None,
+        importance: float | None = None,
+        salience: float | None = None,
+        source: str = "",
+    ) -> StoredNode:
+        """A statement that updates the row ``scope`` owns (:data:`memdedup.facts.UPDATED`): ``text``
+        becomes its current text (and ``properties`` its properties, when given); the previous text is
+        kept as a revision (``updated``, with ``reason``); one more mention, the higher importance and
+        salience, ``last_stated`` moves. The row keeps its id, owner, layer, place and creation time."""
+        if not str(text).strip():
+            raise InvalidInputError("a node needs a non-empty label")
+        new_text = _text("label", text)
+        with self.transaction():
+            before = self._statement(scope, node_id, importance=importance, salience=salience, turn=turn)
+            self._add_revision(
+                before, UPDATED, before.label, before.properties, reason, _turn(turn), _now(), source
+            )
+            sets, params = "label = ?", [new_text]
+            if properties is not None:
+                sets += ", properties = ?"
+                params.append(_properties_json(properties))
+            self._execute(
+                f"UPDATE nodes SET {sets} WHERE scope_path = ? AND id = ?",
+                (*params, before.scope_path, before.id),
+            )
+            node = self._owned(before.scope_path, before.id)
+            assert node is not None
+            if not node.retracted:
+                self._relabelled_in_index(node, (before.layer, before.label))
+        return node
+
+    def merge(self, scope: Any, node_id: str, merged_id: str, *, kind: str, reason: str) -> StoredNode:
+        """Fold the later row ``merged_id`` into the earlier row ``node_id`` (both owned by ``scope``), as
+        ``memdedup consolidate`` does: ``kind`` ``restated`` keeps the current text (the merged text goes
+        to the history when it differs); ``updated`` makes the merged text (and properties) current and
+        keeps the previous one as a revision. The earlier row takes the merged row's mentions, the higher
+        importance and salience and the later statement time; the merged row is retracted (never
+        deleted), its reason naming the row it went into."""
+        if kind not in (RESTATED, UPDATED):
+            raise InvalidInputError(f"kind must be {RESTATED!r} or {UPDATED!r}, not {redact(kind, 20)!r}")
         scope_path = _text("scope path", scope.scope_path)
         with self.transaction():
-            cursor = self._execute(
-                "UPDATE nodes SET mentions = mentions + 1, updated_at = ?, "
-                "importance = max(importance, coalesce(?, importance)), "
-                "salience = max(salience, coalesce(?, salience)) WHERE scope_path = ? AND id = ?",
-                (_now(), importance, salience, scope_path, node_id),
+            later = self._owned(scope_path, _text("node id", merged_id))
+            if later is None or later.retracted:
+                raise InvalidInputError(f"the scope owns no live node {redact(merged_id, 40)!r}")
+            before = self._statement(
+                scope,
+                node_id,
+                importance=later.importance,
+                salience=later.salience,
+                turn=later.last_turn,
+                mentions=later.mentions,
+                like=later,
             )
-            if cursor.rowcount != 1:
-                raise InvalidInputError(f"the write scope owns no node {redact(node_id, 40)!r}")
-            node = self._owned(scope_path, node_id)
-        assert node is not None
+            at = later.last_stated or _now()
+            if kind == RESTATED:
+                if later.label != before.label:
+                    self._add_revision(
+                        before, RESTATED, later.label, later.properties, reason, later.last_turn, at
+                    )
+            else:
+                self._add_revision(
+                    before, UPDATED, before.label, before.properties, reason, later.last_turn, at
+                )
+                self._execute(
+                    "UPDATE nodes SET label = ?, properties = ? WHERE scope_path = ? AND id = ?",
+                    (later.label, _properties_json(later.properties), scope_path, before.id),
+                )
+            self.retract_node(scope, later.id, reason=f"consolidated into {before.id}: {kind} ({reason})")
+            node = self._owned(scope_path, before.id)
+            assert node is not None
+            if kind == UPDATED:
+                self._relabelled_in_index(node, (before.layer, before.label))
         return node
 
     def retract_node(self, scope: Any, node_id: str, *, reason: str = "") -> bool:
@@ -890,10 +838,11 @@ class SQLiteGraphStore:
         """
         scope_path = _text("scope path", scope.scope_path)
         with self.transaction():
+            now = _now()
             cursor = self._execute(
                 "UPDATE nodes SET retracted_at = ?, retraction_reason = ?, updated_at = ? "
                 "WHERE scope_path = ? AND id = ? AND retracted_at IS NULL",
-                (_now(), reason, _now(), scope_path, node_id),
+                (now, reason, now, scope_path, node_id),
             )
             retracted = cursor.rowcount == 1
             if retracted and self._index is not None:
