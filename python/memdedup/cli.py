@@ -550,7 +550,8 @@ def _column_list(text: str) -> tuple[str, ...]:
 
 def _check_dedup_args(args: argparse.Namespace) -> str | None:
     """Refuse what would do nothing or cannot work, before anything is read; the output format."""
-    from memdedup.tables import check_writable, output_format
+    from memdedup.outputs import check_writable
+    from memdedup.tables import output_format
 
     if args.mode == "replay" and args.cluster is not None:
         raise InvalidInputError("--cluster applies to --mode join only (replay does not cluster)")

@@ -40,24 +40,23 @@ a column Arrow cannot hold exactly (an int beyond 64 bits, ``1`` beside ``1.0``,
 missing value, objects with different keys) is written as JSON text too (a missing value a null).
 :func:`write_records` returns the columns it wrote as JSON text; ``json_columns`` reads them back.
 A file is written to a temporary name beside it and renamed when complete, so an interrupted or failed
-run never leaves half a file; it gets the mode an existing file had, else the umask's.
+run never leaves half a file; it gets the mode an existing file had, else the umask's
+(:mod:`memdedup.outputs`). CSV is read by :mod:`memdedup.csv_text`.
 """
 
 from __future__ import annotations
 
 import csv
-import io
 import json
 import math
 import os
 import re
-import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import Any
 
+from memdedup.csv_text import csv_rows, spanning_field
 from memdedup.errors import InvalidInputError
 from memdedup.inputs import (
     SQLITE_MAGIC,
@@ -71,6 +70,7 @@ from memdedup.inputs import (
     split_lines,
 )
 from memdedup.missing import is_missing, label_text
+from memdedup.outputs import atomic_output
 from memdedup.progress import Progress
 
 __all__ = [
@@ -364,80 +364,6 @@ def _check_text_is_meant(path: str | os.PathLike[str], text: str, name: str) -> 
         )
 
 
-def _line_breaks(text: str) -> int:
-    """How many line breaks ``text`` holds (``\\r\\n`` is one)."""
-    return text.count("\n") + text.count("\r") - text.count("\r\n")
-
-
-def _csv_rows(text: str, name: str) -> Iterator[tuple[int, int, list[str]]]:
-    """``(first line, last line, fields)`` of every CSV row, blank lines included (no fields), read
-    strictly; the errors name the line (where a field that never closes opened)."""
-    # csv refuses a field over 128 KiB by default: a long label is still a label (the text is in memory
-    # already, so no limit protects anything here).
-    if csv.field_size_limit() < len(text):
-        csv.field_size_limit(min(len(text), sys.maxsize))
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    end = 0
-    while True:
-        start = end + 1
-        try:
-            row = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            if "unexpected end of data" in str(exc):
-                opened = _unclosed_quote_line(text, start)
-                raise InvalidInputError(
-                    f"{name}:{opened}: a quoted field opens here and never closes: the end of the file "
-                    "comes first (a stray quote?)"
-                ) from None
-            raise InvalidInputError(
-                f"{name}:{reader.line_num}: not CSV ({exc}): a quoted field ends at its closing quote (no "
-                'text after it, not even a space); a quote inside one is doubled ("")'
-            ) from None
-        end = reader.line_num
-        yield start, end, row
-
-
-def _unclosed_quote_line(text: str, line: int) -> int:
-    """The line of the quote that opens the field left open at the end of ``text``, scanning the CSV
-    row that starts on ``line`` as the csv module reads it (a quote opens a field only at its start)."""
-    offset = 0
-    for _ in range(line - 1):
-        breaks = [k for k in (text.find("\n", offset), text.find("\r", offset)) if k != -1]
-        if not breaks:
-            break
-        k = min(breaks)
-        offset = k + (2 if text.startswith("\r\n", k) else 1)
-    opened, at_start, k, n = -1, True, offset, len(text)
-    while k < n:
-        ch = text[k]
-        if opened == -1:
-            if at_start and ch == '"':
-                opened, at_start = k, False
-            else:
-                at_start = ch in ",\r\n"
-        elif ch == '"':
-            if text.startswith('""', k):
-                k += 1
-            else:
-                opened = -1
-        k += 1
-    return line if opened == -1 else line + _line_breaks(text[offset:opened])
-
-
-def _spanning_field(name: str, header: Sequence[str], row: Sequence[str], start: int, end: int) -> Exception:
-    """The error for a row whose field holds line breaks, when fields may not."""
-    k = next(k for k, field in enumerate(row) if "\n" in field or "\r" in field)
-    opened = start + sum(_line_breaks(field) for field in row[:k])
-    column = repr(header[k]) if k < len(header) else f"field {k + 1}"
-    return InvalidInputError(
-        f"{name}:{opened}: a quoted field ({column}) opens here and runs over {_line_breaks(row[k]) + 1} "
-        f"lines, to line {opened + _line_breaks(row[k])}: a stray quote? If fields hold line breaks, pass "
-        "--multiline"
-    )
-
-
 def _read_csv(
     text: str,
     name: str,
@@ -447,11 +373,11 @@ def _read_csv(
     multiline: bool,
     json_columns: Sequence[str],
 ) -> tuple[list[str], dict[str, list[Any] | None], str]:
-    rows = _csv_rows(text, name)
+    rows = csv_rows(text, name)
     header: list[str] = []
     for start, end, row in rows:
         if end > start and not multiline:
-            raise _spanning_field(name, row, row, start, end)
+            raise spanning_field(name, row, row, start, end)
         if row:
             header = row
             break
@@ -482,7 +408,7 @@ def _read_csv(
             if not row:  # a blank line
                 continue
             if end > start and not multiline:
-                raise _spanning_field(name, header, row, start, end)
+                raise spanning_field(name, header, row, start, end)
             if len(row) > width:
                 raise InvalidInputError(
                     f"{name}:{start}: {len(row)} fields, but the header has {width} (an unquoted comma, or "
@@ -700,101 +626,6 @@ def output_format(path: str | os.PathLike[str], fmt: str | None = None) -> str:
     return kind
 
 
-@contextmanager
-def _output(path: str | os.PathLike[str], binary: bool) -> Iterator[IO[Any]]:
-    """A stream to ``path`` (stdout for ``-``): a temporary file beside it, renamed when the block ends
-    without an error (removed when it does not). ``.gz`` compresses. The file gets the mode the file it
-    replaces had, else the one the umask gives a new file (:func:`_temporary`)."""
-    import gzip
-
-    name = os.fspath(path)
-    if name == STDIN:
-        sys.stdout.flush()
-        if binary:
-            yield sys.stdout.buffer
-            sys.stdout.buffer.flush()
-        else:
-            wrapper = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", newline="")
-            try:
-                yield wrapper
-                wrapper.flush()
-            finally:
-                wrapper.detach()
-        return
-    target = Path(name)
-    shown = display_name(name)
-    try:
-        fd, tmp = _temporary(target)
-    except OSError as exc:
-        raise InvalidInputError(f"cannot write {shown}: {exc.strerror or exc}") from exc
-    try:
-        with os.fdopen(fd, "wb") as raw:
-            stream: IO[bytes] = raw
-            if name.lower().endswith(".gz"):
-                stream = cast(
-                    IO[bytes], gzip.GzipFile(filename=target.name[:-3], mode="wb", fileobj=raw, mtime=0)
-                )
-            try:
-                if binary:
-                    yield stream
-                else:
-                    text = io.TextIOWrapper(cast(Any, stream), encoding="utf-8", newline="")
-                    yield text
-                    text.flush()
-                    text.detach()
-            finally:
-                if stream is not raw:
-                    stream.close()
-        os.replace(tmp, target)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise InvalidInputError(f"cannot write {shown}: {exc.strerror or exc}") from exc
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _temporary(target: Path) -> tuple[int, str]:
-    """A new file beside ``target`` (``.NAME.XXXXXXXX.part``), open for writing: created with mode 0o666
-    so that the kernel applies the umask (``tempfile.mkstemp`` makes 0o600, and the rename would then
-    tighten a 0o644 output to 0o600), then given the mode of the file it will replace, if any."""
-    import secrets
-
-    folder = target.parent if str(target.parent) else Path(".")
-    try:
-        mode: int | None = os.stat(target).st_mode & 0o7777
-    except OSError:
-        mode = None
-    for _ in range(100):
-        tmp = str(folder / f".{target.name}.{secrets.token_hex(4)}.part")
-        try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-        except FileExistsError:
-            continue
-        if mode is not None:
-            try:
-                os.fchmod(fd, mode)
-            except OSError:  # not the owner's mode to give (another user's file): the umask's stays
-                pass
-        return fd, tmp
-    raise FileExistsError(f"no free temporary name beside {target.name}")
-
-
-def check_writable(path: str | os.PathLike[str]) -> None:
-    """Fail now, before any work, when ``path``'s folder does not exist or is not writable."""
-    name = os.fspath(path)
-    if name == STDIN:
-        return
-    shown = display_name(name)
-    parent = Path(name).parent
-    if not parent.is_dir():
-        raise InvalidInputError(f"cannot write {shown}: no such directory {display_name(str(parent))!r}")
-    if not os.access(parent, os.W_OK):
-        raise InvalidInputError(f"cannot write {shown}: the directory is not writable")
-    if Path(name).is_dir():
-        raise InvalidInputError(f"cannot write {shown}: it is a directory")
-
-
 def write_records(
     path: str | os.PathLike[str],
     records: Iterable[dict[str, Any]],
@@ -821,7 +652,7 @@ def write_records(
     with progress.bar("write", total, unit=" rows", unit_scale=True) as advance:
         counted = _counting(records, advance)
         if kind == "jsonl":
-            with _output(path, binary=False) as out:
+            with atomic_output(path, binary=False) as out:
                 for record in counted:
                     row = {
                         c: cell_json(record[c]) for c in columns if c in record and record[c] is not MISSING
@@ -829,7 +660,7 @@ def write_records(
                     out.write(json.dumps(row, ensure_ascii=False) + "\n")
         elif kind == "csv":
             as_json = [c for c, values in typed_values.items() if _needs_json_text(values)]
-            with _output(path, binary=False) as out:
+            with atomic_output(path, binary=False) as out:
                 writer = csv.writer(out, lineterminator="\n")
                 writer.writerow(columns)
                 cells = [(c, _csv_json_cell if c in as_json else _csv_cell) for c in columns]
@@ -844,7 +675,7 @@ def write_records(
                 arrays[c], text = _arrow_array(pa, values, exact=c in typed_values)
                 if text and c in typed_values:
                     as_json.append(c)
-            with _output(path, binary=True) as out:
+            with atomic_output(path, binary=True) as out:
                 pa.parquet.write_table(pa.table(arrays), out)
     return as_json
 
