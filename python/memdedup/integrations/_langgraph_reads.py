@@ -1,0 +1,129 @@
+"""The read side of :class:`~memdedup.integrations.langgraph.DedupStore`: ``search`` and
+``list_namespaces`` answer as if superseded items and the wrapper's own namespace root were not there.
+
+Every step here is a generator that yields a list of inner-store ops and receives their results, so one
+piece of logic serves ``batch`` and ``abatch`` (the store's two drivers run it) and several reads of one
+caller batch share each round trip (:func:`gather`).
+
+How a window is answered
+    1. The caller's op as given, and when ``offset > 0`` a probe of the items before the window
+       (``offset=0, limit=offset``, no TTL refresh), in one round trip. When neither holds a hidden item,
+       the caller's op's own answer is returned untouched: for data with nothing hidden the wrapped store
+       answers exactly as the bare one, whatever its paging quirks (InMemoryStore fills a vector search
+       with unscored items from the start whatever the offset; SqliteStore pages within ``2 * limit``
+       nearest vectors).
+    2. Otherwise the window is read from the start (``offset=0``, a growing ``limit``, no TTL refresh)
+       until ``offset + limit`` visible entries are found or the store runs out, and sliced; the items
+       returned then have their TTL refreshed as the caller asked (a ``GetOp`` each, only when the inner
+       store supports TTL).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Generator, Sequence
+from typing import Any, TypeVar
+
+from langgraph.store.base import GetOp, ListNamespacesOp, Op, Result, SearchItem, SearchOp
+
+from memdedup.integrations._langgraph_values import RESERVED_ROOT, is_hidden
+
+__all__ = ["Step", "gather", "list_namespaces", "search"]
+
+T = TypeVar("T")
+Step = Generator[list[Op], list[Result], T]
+WindowOp = TypeVar("WindowOp", SearchOp, ListNamespacesOp)
+
+
+def gather(steps: Sequence[Step[Any]]) -> Step[list[Any]]:
+    """Run several steps side by side: each round trip carries what every unfinished step asks for, in
+    order; the answer is each step's return value, in order."""
+    done: list[Any] = [None] * len(steps)
+    pending: dict[int, list[Op]] = {}
+    for n, step in enumerate(steps):
+        try:
+            pending[n] = next(step)
+        except StopIteration as stop:
+            done[n] = stop.value
+    while pending:
+        answers = yield [op for request in pending.values() for op in request]
+        at = 0
+        asked, pending = pending, {}
+        for n, request in asked.items():
+            part = answers[at : at + len(request)]
+            at += len(request)
+            try:
+                pending[n] = steps[n].send(part)
+            except StopIteration as stop:
+                done[n] = stop.value
+    return done
+
+
+def _plain(op: SearchOp | ListNamespacesOp) -> bool:
+    """A window the wrapper can reason about: integer, non-negative offset and limit."""
+    return (
+        type(op.offset) is int and type(op.limit) is int and op.offset >= 0 and op.limit >= 0  # noqa: E721
+    )
+
+
+def _window(
+    op: WindowOp,
+    hidden: Callable[[Any], bool],
+    *,
+    probe: WindowOp,
+    from_start: Callable[[int], WindowOp],
+) -> Step[tuple[list[Any], bool]]:
+    """The visible entries of ``op``'s window, and whether they were read from the start (step 2)."""
+    if not _plain(op):
+        answers = yield [op]
+        return [entry for entry in answers[0] if not hidden(entry)], False
+    if op.offset == 0:
+        answers = yield [op]
+        before, page = [], answers[0]
+    else:
+        before, page = (yield [probe, op])
+    if not any(hidden(entry) for entry in before) and not any(hidden(entry) for entry in page):
+        return list(page), False
+    want = op.offset + op.limit
+    asked = max(want, 1)
+    while True:
+        answers = yield [from_start(asked)]
+        raw = answers[0]
+        kept = [entry for entry in raw if not hidden(entry)]
+        if len(kept) >= want or len(raw) < asked:
+            return kept[op.offset : want], True
+        asked = 2 * asked + (len(raw) - len(kept))
+
+
+def search(op: SearchOp, *, refresh_supported: bool) -> Step[list[SearchItem]]:
+    """``op``'s answer with superseded items and the wrapper's namespace root left out."""
+    if tuple(op.namespace_prefix[:1]) == (RESERVED_ROOT,):
+        return []
+
+    def hidden(item: SearchItem) -> bool:
+        return is_hidden(item.namespace, item.value)
+
+    found, from_start = yield from _window(
+        op,
+        hidden,
+        probe=op._replace(offset=0, limit=op.offset, refresh_ttl=False),
+        from_start=lambda limit: op._replace(offset=0, limit=limit, refresh_ttl=False),
+    )
+    if from_start and op.refresh_ttl and refresh_supported and found:
+        # The window was read without refreshing (it read past what it returns): refresh what it returns.
+        yield [GetOp(item.namespace, item.key, refresh_ttl=True) for item in found]
+    return found
+
+
+def list_namespaces(op: ListNamespacesOp) -> Step[list[tuple[str, ...]]]:
+    """``op``'s answer without the wrapper's namespace root."""
+
+    def hidden(namespace: tuple[str, ...]) -> bool:
+        return tuple(namespace[:1]) == (RESERVED_ROOT,)
+
+    found, _from_start = yield from _window(
+        op,
+        hidden,
+        probe=op._replace(offset=0, limit=op.offset),
+        from_start=lambda limit: op._replace(offset=0, limit=limit),
+    )
+    return found
