@@ -255,3 +255,14 @@ def sync_stores(request: pytest.FixtureRequest) -> Iterator[Stores]:
         yield made
     finally:
         made.close()
+
+
+@pytest.fixture(params=MODES)
+def memory_stores(request: pytest.FixtureRequest) -> Iterator[Stores]:
+    """InMemoryStore in both modes: the one store with vector search here (Debian's PostgreSQL has no
+    pgvector package, and this Python's sqlite3 cannot load sqlite-vec)."""
+    made = Stores("memory", request.param, None)
+    try:
+        yield made
+    finally:
+        made.close()

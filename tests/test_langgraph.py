@@ -9,7 +9,13 @@ from typing import Any
 
 import pytest
 from langgraph.store.base import GetOp, InvalidNamespaceError, ListNamespacesOp, PutOp, SearchOp
-from langgraph_stores import Stores, postgres_server, stores, sync_stores  # noqa: F401  (fixtures)
+from langgraph_stores import (  # noqa: F401  (fixtures)
+    Stores,
+    memory_stores,
+    postgres_server,
+    stores,
+    sync_stores,
+)
 
 from memdedup.errors import InputTypeError, InvalidInputError
 from memdedup.integrations.langgraph import Decision, DedupStore
@@ -184,10 +190,11 @@ def test_an_overwrite_keeps_the_old_value_in_hidden_history(stores: Stores) -> N
     s.put(NS, "k", {"content": SHELL.replace("zsh", "fish"), "v": 2})
     s.put(NS, "k", {"content": SHELL.replace("zsh", "fish"), "v": 2})  # the same value: no new history
     assert s.get(NS, "k").value == {"content": SHELL.replace("zsh", "fish"), "v": 2}
-    assert [h.value["value"] for h in s.history(NS, "k")] == [{"content": SHELL, "v": 1}]
+    assert [h.value for h in s.history(NS, "k")] == [{"content": SHELL, "v": 1}]
+    assert [(h.namespace, h.key) for h in s.history(NS, "k")] == [(NS, "k")]
     assert [d.overwrote for d in store.decisions()] == [False, True, True]
     # Hidden: the inner store holds it, the wrapper lists and searches none of it.
-    assert ("memdedup", "history", *NS) in inner.list_namespaces()
+    assert ("memdedup", "history", *NS, "k") in inner.list_namespaces()
     assert s.list_namespaces() == [NS]
     assert s.list_namespaces(max_depth=1) == [NS[:1]]
     assert keys(s.search(())) == ["k"]
@@ -239,9 +246,8 @@ def test_a_secret_is_scrubbed_before_the_inner_store_writes_it(stores: Stores) -
     assert TOKEN not in str([h.value for h in s.history(NS, "m")])
 
 
-def test_a_secret_never_reaches_the_embedding_function(stores: Stores) -> None:
-    if stores.kind != "memory":
-        pytest.skip("vector search here: InMemoryStore (no pgvector package; this Python has no sqlite-vec)")
+def test_a_secret_never_reaches_the_embedding_function(memory_stores: Stores) -> None:
+    stores = memory_stores
     seen: list[str] = []
 
     def embed(texts: list[str]) -> list[list[float]]:
@@ -372,3 +378,37 @@ def test_a_store_started_on_existing_data_loads_it_once(sync_stores: Stores) -> 
     store.put(NS, "new", {"content": PORT_NEW})
     assert (store.decisions()[0].kind, store.decisions()[0].matched_key) == ("updated", "old")
     assert keys(store.search(NS)) == ["new", "kid"] or sorted(keys(store.search(NS))) == ["kid", "new"]
+
+
+def test_a_vector_search_answers_as_the_store_would_without_the_superseded_items(memory_stores: Stores) -> None:
+    """InMemoryStore ranks scored items, then fills the page with unscored ones (``index=False``) from the
+    first whatever the offset: with superseded items taken out, the wrapped store answers as a bare store
+    holding only the current items does, quirk included."""
+
+    def embed(texts: list[str]) -> list[list[float]]:
+        return [[float(text.count(c)) for c in "aeiourst"] for text in texts]
+
+    index = {"dims": 8, "embed": embed, "fields": ["content"]}
+    s = memory_stores.calls(DedupStore(memory_stores.inner(index=index)))
+    bare = memory_stores.calls(memory_stores.inner(index=index))
+    puts = [
+        ("f1", {"content": PORT_OLD}, None),
+        ("f2", {"content": PORT_NEW}, None),  # supersedes f1
+        ("u1", {"content": "Raj is allergic to peanuts and tree nuts"}, False),
+        ("f3", {"content": SHELL}, None),
+        ("u2", {"content": "Raj is allergic to peanuts"}, False),  # restated: superseded
+        ("u3", {"content": "The team standup moved to 9:30 on Mondays"}, False),
+        ("f4", {"content": "Priya prefers dark mode in every editor"}, None),
+    ]
+    for key, value, idx in puts:
+        s.put(NS, key, value, index=idx)
+    for key, value, idx in puts:
+        if key not in ("f1", "u2"):
+            bare.put(NS, key, value, index=idx)
+    assert sorted(keys(s.search(NS, limit=20))) == ["f2", "f3", "f4", "u1", "u3"]
+    for query in ("port", "Raj allergy"):
+        for limit in (1, 2, 3, 5):
+            for offset in (0, 1, 2, 3, 4, 6):
+                got = [(i.key, i.score) for i in s.search(NS, query=query, limit=limit, offset=offset)]
+                want = [(i.key, i.score) for i in bare.search(NS, query=query, limit=limit, offset=offset)]
+                assert got == want, (query, limit, offset)

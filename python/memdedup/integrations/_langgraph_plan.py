@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import secrets
 import time
+from urllib.parse import quote
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
@@ -47,7 +48,17 @@ from memdedup.integrations._langgraph_values import (
 )
 from memdedup.scrub import CredentialScrubber
 
-__all__ = ["UNKNOWN", "KeyState", "Namespace", "Plan", "Settings", "load_namespace"]
+__all__ = [
+    "UNKNOWN",
+    "KeyState",
+    "Namespace",
+    "Plan",
+    "Settings",
+    "history_entry",
+    "history_namespace",
+    "history_value",
+    "load_namespace",
+]
 
 #: A TTL the wrapper did not see written (an item loaded from the store).
 UNKNOWN: Any = object()
@@ -326,17 +337,11 @@ class Plan:
         values[mk] = marked
 
     def _history(self, namespace: tuple[str, ...], key: str, old: Any) -> PutOp:
+        """The history entry of ``key``'s replaced value ``old`` (see :func:`history_entry`)."""
         scrubber = self._settings.scrubber
         if scrubber is not None and isinstance(old, Mapping):
             old = scrubber.scrub_properties(old).properties
-        seq = _sequence()
-        entry = {
-            "key": key,
-            "value": old,
-            "replaced_at": datetime.now(timezone.utc).isoformat(),
-            "seq": seq,
-        }
-        return PutOp((*HISTORY, *namespace), f"{key}@{seq:020d}-{secrets.token_hex(4)}", entry, index=False)
+        return history_entry(namespace, key, old)
 
     @staticmethod
     def _decision(action: _Action, prepared: Prepared, *, overwrote: bool) -> Decision:
@@ -376,6 +381,40 @@ class Plan:
     @property
     def namespaces(self) -> set[tuple[str, ...]]:
         return {namespace for namespace, _key in self.keys}
+
+
+def history_namespace(namespace: tuple[str, ...], key: str) -> tuple[str, ...]:
+    """Where the history of ``key`` in ``namespace`` lives: ``("memdedup", "history", *namespace, K)``, K the
+    key percent-encoded so that it is a valid namespace label (no ``.``, never empty)."""
+    return (*HISTORY, *namespace, quote(key, safe="").replace(".", "%2E") or "%")
+
+
+def history_entry(namespace: tuple[str, ...], key: str, old: Any) -> PutOp:
+    """A put of ``old`` into ``key``'s history. The entry's value is ``old``'s own fields (so a filter that
+    works on the item works on its history, as an ``InMemoryStore`` filter must), with the ``"memdedup"``
+    entry saying whose history it is, when it was replaced, its order, and the mark ``old`` had."""
+    seq = _sequence()
+    fields = without_mark(old) if isinstance(old, Mapping) else {}
+    about = {
+        "history_of": key,
+        "replaced_at": datetime.now(timezone.utc).isoformat(),
+        "seq": seq,
+        "mark": dict(old[MARK]) if isinstance(old, Mapping) and isinstance(old.get(MARK), Mapping) else None,
+    }
+    entry_key = f"{seq:020d}-{secrets.token_hex(4)}"
+    return PutOp(history_namespace(namespace, key), entry_key, {**fields, MARK: about}, index=False)
+
+
+def history_value(entry: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The value a history entry keeps (its mark, if it had one, put back), or None when ``entry`` is no
+    history entry."""
+    about = entry.get(MARK)
+    if not isinstance(about, Mapping) or "history_of" not in about:
+        return None
+    value = without_mark(entry)
+    if isinstance(about.get("mark"), Mapping):
+        value[MARK] = dict(about["mark"])
+    return value
 
 
 _LAST_SEQ = [0]

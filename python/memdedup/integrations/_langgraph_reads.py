@@ -71,8 +71,11 @@ def _window(
     *,
     probe: WindowOp,
     from_start: Callable[[int], WindowOp],
+    select: Callable[[list[Any], bool], list[Any] | None] | None = None,
 ) -> Step[tuple[list[Any], bool]]:
-    """The visible entries of ``op``'s window, and whether they were read from the start (step 2)."""
+    """The visible entries of ``op``'s window, and whether they were read from the start (step 2).
+    ``select(visible, exhausted)`` picks the window from the visible entries read from the start, or says
+    (None) that more must be read; by default ``visible[offset:offset + limit]``."""
     if not _plain(op):
         answers = yield [op]
         return [entry for entry in answers[0] if not hidden(entry)], False
@@ -84,18 +87,47 @@ def _window(
     if not any(hidden(entry) for entry in before) and not any(hidden(entry) for entry in page):
         return list(page), False
     want = op.offset + op.limit
+
+    def sliced(visible: list[Any], exhausted: bool) -> list[Any] | None:
+        return visible[op.offset : want] if len(visible) >= want or exhausted else None
+
+    pick = select or sliced
     asked = max(want, 1)
     while True:
         answers = yield [from_start(asked)]
         raw = answers[0]
         kept = [entry for entry in raw if not hidden(entry)]
-        if len(kept) >= want or len(raw) < asked:
-            return kept[op.offset : want], True
+        found = pick(kept, len(raw) < asked)
+        if found is not None:
+            return found, True
         asked = 2 * asked + (len(raw) - len(kept))
 
 
-def search(op: SearchOp, *, refresh_supported: bool) -> Step[list[SearchItem]]:
-    """``op``'s answer with superseded items and the wrapper's namespace root left out."""
+def _vector_window(op: SearchOp) -> Callable[[list[SearchItem], bool], list[SearchItem] | None]:
+    """The window of a vector search, as InMemoryStore fills it: the scored items ``[offset:offset +
+    limit]``, then unscored ones (items with no vector) from the first, up to ``limit``. The stores that
+    return only scored items (SqliteStore, PostgresStore) answer the same by this rule."""
+    want = op.offset + op.limit
+
+    def select(visible: list[SearchItem], exhausted: bool) -> list[SearchItem] | None:
+        scored = [item for item in visible if item.score is not None]
+        unscored = [item for item in visible if item.score is None]
+        page = scored[op.offset : want]
+        if len(scored) >= want:
+            return page
+        if not (unscored or exhausted):  # the scored items come first: not all of them seen yet
+            return None
+        fill = op.limit - len(page)
+        if len(unscored) >= fill or exhausted:
+            return page + unscored[:fill]
+        return None
+
+    return select
+
+
+def search(op: SearchOp, *, refresh_supported: bool, vector: bool) -> Step[list[SearchItem]]:
+    """``op``'s answer with superseded items and the wrapper's namespace root left out. ``vector``: the
+    inner store ranks this op by vector similarity (it has an index and ``op`` a query)."""
     if tuple(op.namespace_prefix[:1]) == (RESERVED_ROOT,):
         return []
 
@@ -107,6 +139,7 @@ def search(op: SearchOp, *, refresh_supported: bool) -> Step[list[SearchItem]]:
         hidden,
         probe=op._replace(offset=0, limit=op.offset, refresh_ttl=False),
         from_start=lambda limit: op._replace(offset=0, limit=limit, refresh_ttl=False),
+        select=_vector_window(op) if vector else None,
     )
     if from_start and op.refresh_ttl and refresh_supported and found:
         # The window was read without refreshing (it read past what it returns): refresh what it returns.

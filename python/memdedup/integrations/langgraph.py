@@ -83,12 +83,14 @@ from memdedup.integrations._langgraph_plan import (
     Namespace,
     Plan,
     Settings,
+    history_namespace,
+    history_value,
     load_namespace,
     restore_state,
 )
 from memdedup.integrations._langgraph_reads import Step, gather, list_namespaces, search
 from memdedup.integrations._langgraph_values import (
-    HISTORY,
+    MARK,
     RESERVED_ROOT,
     Decision,
     Prepared,
@@ -225,8 +227,8 @@ class DedupStore(BaseStore):
             return await self._adrive(self._restore(tuple(namespace), str(key)))
 
     def history(self, namespace: tuple[str, ...], key: str) -> list[Item]:
-        """The values ``key`` held before each overwrite, oldest first: history entries whose value is
-        ``{"key", "value" (the replaced value), "replaced_at", "seq"}``."""
+        """The values ``key`` held before each overwrite, oldest first, as items of ``namespace`` and
+        ``key`` whose ``created_at`` is when the value was replaced (a superseded value keeps its mark)."""
         return self._drive(self._history(tuple(namespace), str(key)))
 
     async def ahistory(self, namespace: tuple[str, ...], key: str) -> list[Item]:
@@ -364,7 +366,8 @@ class DedupStore(BaseStore):
 
     def _read(self, op: Op) -> Step[Result]:
         if isinstance(op, SearchOp):
-            found = yield from search(op, refresh_supported=bool(self._store.supports_ttl))
+            vector = bool(op.query) and bool(getattr(self._store, "index_config", None))
+            found = yield from search(op, refresh_supported=bool(self._store.supports_ttl), vector=vector)
             self._seen(found)
             return found
         if isinstance(op, ListNamespacesOp):
@@ -424,8 +427,14 @@ class DedupStore(BaseStore):
         return True
 
     def _history(self, namespace: tuple[str, ...], key: str) -> Step[list[Item]]:
-        where = (*HISTORY, *namespace)
-        got = yield [SearchOp(where, filter={"key": key}, limit=LOAD_LIMIT, refresh_ttl=False)]
-        entries = [item for item in got[0] if tuple(item.namespace) == where and item.value.get("key") == key]
-        entries.sort(key=lambda item: int(item.value.get("seq") or 0))
-        return entries
+        where = history_namespace(namespace, key)
+        got = yield [SearchOp(where, limit=LOAD_LIMIT, refresh_ttl=False)]
+        entries = []
+        for entry in got[0]:
+            value = history_value(entry.value) if tuple(entry.namespace) == where else None
+            if value is not None:
+                seq = int(entry.value[MARK].get("seq") or 0)
+                entries.append((seq, Item(value=value, key=key, namespace=namespace,
+                                          created_at=entry.created_at, updated_at=entry.updated_at)))  # fmt: skip
+        entries.sort(key=lambda pair: pair[0])
+        return [item for _seq, item in entries]
