@@ -10,6 +10,9 @@ schema of its own (``search_path``), so tests never see each other's rows.
 ``async``: ``AsyncSqliteStore``, ``AsyncPostgresStore``, and ``InMemoryStore`` driven through its
 ``a*`` methods), and wraps a store in :class:`Calls`, which calls the sync methods or runs the async ones
 on the test's event loop, so one test body covers both modes.
+
+A test module imports the fixtures it uses (``from langgraph_stores import stores_fixture``); each is
+registered under its short name (``stores``).
 """
 
 from __future__ import annotations
@@ -105,8 +108,8 @@ def _has_user(name: str) -> bool:
     return True
 
 
-@pytest.fixture(scope="session")
-def postgres_server() -> Iterator[PostgresServer]:
+@pytest.fixture(scope="session", name="postgres_server")
+def postgres_server_fixture() -> Iterator[PostgresServer]:
     bindir = _pg_bin()
     if bindir is None:
         if os.environ.get("CI"):
@@ -234,8 +237,10 @@ async def _amemory(index: Any) -> Any:
     return _memory(index)
 
 
-@pytest.fixture(params=[(kind, mode) for kind in KINDS for mode in MODES], ids=lambda p: f"{p[0]}-{p[1]}")
-def stores(request: pytest.FixtureRequest) -> Iterator[Stores]:
+@pytest.fixture(
+    name="stores", params=[(kind, mode) for kind in KINDS for mode in MODES], ids=lambda p: f"{p[0]}-{p[1]}"
+)
+def stores_fixture(request: pytest.FixtureRequest) -> Iterator[Stores]:
     """Every store kind in both modes."""
     kind, mode = request.param
     server = request.getfixturevalue("postgres_server") if kind == "postgres" else None
@@ -246,8 +251,8 @@ def stores(request: pytest.FixtureRequest) -> Iterator[Stores]:
         made.close()
 
 
-@pytest.fixture(params=KINDS)
-def sync_stores(request: pytest.FixtureRequest) -> Iterator[Stores]:
+@pytest.fixture(name="sync_stores", params=KINDS)
+def sync_stores_fixture(request: pytest.FixtureRequest) -> Iterator[Stores]:
     """Every store kind, sync."""
     server = request.getfixturevalue("postgres_server") if request.param == "postgres" else None
     made = Stores(request.param, "sync", server)
@@ -257,8 +262,8 @@ def sync_stores(request: pytest.FixtureRequest) -> Iterator[Stores]:
         made.close()
 
 
-@pytest.fixture(params=MODES)
-def memory_stores(request: pytest.FixtureRequest) -> Iterator[Stores]:
+@pytest.fixture(name="memory_stores", params=MODES)
+def memory_stores_fixture(request: pytest.FixtureRequest) -> Iterator[Stores]:
     """InMemoryStore in both modes: the one store with vector search here (Debian's PostgreSQL has no
     pgvector package, and this Python's sqlite3 cannot load sqlite-vec)."""
     made = Stores("memory", request.param, None)

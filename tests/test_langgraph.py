@@ -9,14 +9,13 @@ from typing import Any
 
 import pytest
 from langgraph.store.base import GetOp, InvalidNamespaceError, ListNamespacesOp, PutOp, SearchOp
-from langgraph_stores import (  # noqa: F401  (fixtures)
+from langgraph_stores import (  # noqa: F401  (fixtures, registered as stores, sync_stores, ...)
     Stores,
-    memory_stores,
-    postgres_server,
-    stores,
-    sync_stores,
+    memory_stores_fixture,
+    postgres_server_fixture,
+    stores_fixture,
+    sync_stores_fixture,
 )
-
 from memdedup.errors import InputTypeError, InvalidInputError
 from memdedup.integrations.langgraph import Decision, DedupStore
 
@@ -380,7 +379,9 @@ def test_a_store_started_on_existing_data_loads_it_once(sync_stores: Stores) -> 
     assert keys(store.search(NS)) == ["new", "kid"] or sorted(keys(store.search(NS))) == ["kid", "new"]
 
 
-def test_a_vector_search_answers_as_the_store_would_without_the_superseded_items(memory_stores: Stores) -> None:
+def test_a_vector_search_answers_as_the_store_would_without_the_superseded_items(
+    memory_stores: Stores,
+) -> None:
     """InMemoryStore ranks scored items, then fills the page with unscored ones (``index=False``) from the
     first whatever the offset: with superseded items taken out, the wrapped store answers as a bare store
     holding only the current items does, quirk included."""

@@ -26,12 +26,15 @@ from langgraph.store.base import (
     InvalidNamespaceError,
     Item,
     ListNamespacesOp,
-    MatchCondition,
     PutOp,
     SearchOp,
 )
-from langgraph_stores import Stores, memory_stores, postgres_server, stores  # noqa: F401  (fixtures)
-
+from langgraph_stores import (  # noqa: F401  (fixtures, registered as stores, memory_stores, ...)
+    Stores,
+    memory_stores_fixture,
+    postgres_server_fixture,
+    stores_fixture,
+)
 from memdedup.integrations.langgraph import DedupStore
 
 
@@ -55,7 +58,9 @@ def test_a_batch_of_mixed_ops_answers_in_op_order(stores: Stores) -> None:
         ]
     )
     assert len(results) == 7
-    assert isinstance(results[0], Item) and results[0].value == {"data": "value1"} and results[0].key == "key1"
+    assert (
+        isinstance(results[0], Item) and results[0].value == {"data": "value1"} and results[0].key == "key1"
+    )
     assert results[1] is None and results[5] is None and results[6] is None
     assert [item.key for item in results[2]] == ["key1"]
     assert sorted(results[3]) == [("test", "bar"), ("test", "foo")]
@@ -134,7 +139,9 @@ def test_search_by_prefix_filter_and_page(stores: Stores) -> None:
         s.put(namespace, key, value)
     assert len(s.search(("test",))) == 3
     docs = s.search(("test", "docs"))
-    assert sorted(i.key for i in docs) == ["doc1", "doc2"] and all(i.namespace == ("test", "docs") for i in docs)
+    assert sorted(i.key for i in docs) == ["doc1", "doc2"] and all(
+        i.namespace == ("test", "docs") for i in docs
+    )
     alice = s.search(("test",), filter={"author": "Alice"})
     assert sorted(i.key for i in alice) == ["doc1", "img1"]
     assert len(s.search(("test",), limit=2)) == 2
@@ -235,7 +242,7 @@ def test_vector_search_with_filters_pages_and_scores(memory_stores: Stores) -> N
     ]
     for key, value in docs:
         s.put(("test",), key, value)
-    assert [r.key for r in s.search(("test",), query="apple", filter={"color": "red"})][0] == "doc1"
+    assert s.search(("test",), query="apple", filter={"color": "red"})[0].key == "doc1"
     assert len(s.search(("test",), query="car", filter={"color": "red"})) == 2
     assert len(s.search(("test",), query="bbbbluuu", filter={"score": {"$gt": 3.2}})) == 3
     page1 = s.search(("test",), query="apple", limit=2)
@@ -255,11 +262,11 @@ def test_vector_search_by_field_paths_per_store_and_per_put(memory_stores: Store
     s = vector_store(memory_stores, fields=["key0", "key1", "key3"])
     s.put(("test",), "doc1", {"key1": "xxx", "key2": "yyy", "key3": "zzz"})
     s.put(("test",), "doc2", {"key0": "uuu", "key1": "vvv", "key2": "www", "key3": "xxx"})
-    assert [r.key for r in s.search(("test",), query="uuu")][0] == "doc2"
-    assert [r.key for r in s.search(("test",), query="zzz")][0] == "doc1"
+    assert s.search(("test",), query="uuu")[0].key == "doc2"
+    assert s.search(("test",), query="zzz")[0].key == "doc1"
     s.put(("per-put",), "doc3", {"key0": "aaa", "key1": "bbb", "key2": "ccc"}, index=["key0", "key1"])
     s.put(("per-put",), "doc4", {"key0": "eee", "key1": "bbb", "key2": "fff"}, index=["key1"])
-    assert [r.key for r in s.search(("per-put",), query="aaa")][0] == "doc3"
+    assert s.search(("per-put",), query="aaa")[0].key == "doc3"
     s.put(("per-put",), "doc5", {"key0": "hhh"}, index=False)
     assert all(r.score is None for r in s.search(("per-put",)))
 

@@ -19,11 +19,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langgraph.store.base import GetOp, ListNamespacesOp, MatchCondition, PutOp, SearchOp
-from langgraph_stores import Stores, postgres_server  # noqa: F401  (fixture)
-from strategies import n_examples
-
+from langgraph_stores import Stores, postgres_server_fixture  # noqa: F401  (the postgres_server fixture)
 from memdedup import facts
 from memdedup.integrations.langgraph import DedupStore
+from strategies import n_examples
 
 NAMESPACES = [("a",), ("a", "x"), ("b",), ("a", "y", "z")]
 PREFIXES = [*NAMESPACES, ("a", "y")]
@@ -109,7 +108,9 @@ def list_ops(draw: st.DrawFn) -> ListNamespacesOp:
             ]
         )
     )
-    return ListNamespacesOp(conditions, draw(st.sampled_from([None, 1, 2])), draw(st.integers(0, 5)), draw(st.integers(0, 4)))
+    return ListNamespacesOp(
+        conditions, draw(st.sampled_from([None, 1, 2])), draw(st.integers(0, 5)), draw(st.integers(0, 4))
+    )
 
 
 def op_sequences(prefixes: list[tuple[str, ...]], query: bool, batches: bool) -> st.SearchStrategy[list[Any]]:
@@ -131,8 +132,10 @@ def _item(item: Any) -> Any:
 
 
 def _answer(result: Any) -> Any:
-    return [_item(i) for i in result] if isinstance(result, list) and result and hasattr(result[0], "key") else (
-        _item(result) if hasattr(result, "key") else result
+    return (
+        [_item(i) for i in result]
+        if isinstance(result, list) and result and hasattr(result[0], "key")
+        else (_item(result) if hasattr(result, "key") else result)
     )
 
 
@@ -151,7 +154,9 @@ def _run_exact(stores: Stores, ops: list[Any], index: dict[str, Any] | None) -> 
 @pytest.mark.parametrize("indexed", [False, True], ids=["plain", "vector-index"])
 @settings(max_examples=n_examples(40), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
-def test_in_memory_the_wrapped_store_answers_exactly_as_the_bare_one(mode: str, indexed: bool, data: Any) -> None:
+def test_in_memory_the_wrapped_store_answers_exactly_as_the_bare_one(
+    mode: str, indexed: bool, data: Any
+) -> None:
     ops = data.draw(op_sequences([(), *PREFIXES], query=indexed, batches=True))
     stores = Stores("memory", mode, None)
     try:
@@ -197,8 +202,12 @@ def test_on_sqlite_the_wrapped_store_answers_as_the_bare_one(mode: str, data: An
 @pytest.mark.parametrize("mode", ["sync", "async"])
 @settings(max_examples=n_examples(5), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
-def test_on_postgres_the_wrapped_store_answers_as_the_bare_one(postgres_server: Any, mode: str, data: Any) -> None:
-    _sql_case("postgres", mode, postgres_server, data.draw(op_sequences(PREFIXES, query=False, batches=False)))
+def test_on_postgres_the_wrapped_store_answers_as_the_bare_one(
+    postgres_server: Any, mode: str, data: Any
+) -> None:
+    _sql_case(
+        "postgres", mode, postgres_server, data.draw(op_sequences(PREFIXES, query=False, batches=False))
+    )
 
 
 @pytest.mark.slow

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import secrets
 import time
-from urllib.parse import quote
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, NamedTuple
+from urllib.parse import quote
 
 from langgraph.store.base import Item, PutOp
 
@@ -134,7 +134,7 @@ def make_mark(by: str, fact: FactMatch, index: Any) -> dict[str, Any]:
         "score": fact.score,
         "reason": fact.reason,
         "change": fact.change,
-        "at": datetime.now(timezone.utc).isoformat(),
+        "at": datetime.now(UTC).isoformat(),
         "index": index if index is False or index is None else list(index),
     }
 
@@ -201,7 +201,9 @@ class Plan:
         else:
             overlay.removed.add(key)
 
-    def _first_match(self, space: Namespace, overlay: _Overlay, text: str) -> tuple[str, str, str, float] | None:
+    def _first_match(
+        self, space: Namespace, overlay: _Overlay, text: str
+    ) -> tuple[str, str, str, float] | None:
         """The oldest current item of the namespace that is the same fact as ``text``: (key, its text,
         the contract's rule, the exact score)."""
         guards = self._settings.guards
@@ -289,7 +291,9 @@ class Plan:
     def writes(self, fresh: Mapping[NsKey, Item | None]) -> tuple[list[PutOp], list[Decision]]:
         """The inner store's put ops (one per key, in the order the caller's puts first named them, then
         the history entries) and the decisions, given a fresh read of :attr:`keys`."""
-        values: dict[NsKey, Any] = {nk: (item.value if item is not None else None) for nk, item in fresh.items()}
+        values: dict[NsKey, Any] = {
+            nk: (item.value if item is not None else None) for nk, item in fresh.items()
+        }
         out: dict[NsKey, PutOp] = {}
         history: list[PutOp] = []
         decisions: list[Decision] = []
@@ -397,7 +401,7 @@ def history_entry(namespace: tuple[str, ...], key: str, old: Any) -> PutOp:
     fields = without_mark(old) if isinstance(old, Mapping) else {}
     about = {
         "history_of": key,
-        "replaced_at": datetime.now(timezone.utc).isoformat(),
+        "replaced_at": datetime.now(UTC).isoformat(),
         "seq": seq,
         "mark": dict(old[MARK]) if isinstance(old, Mapping) and isinstance(old.get(MARK), Mapping) else None,
     }

@@ -23,14 +23,15 @@ from __future__ import annotations
 from collections.abc import Callable, Generator, Sequence
 from typing import Any, TypeVar
 
-from langgraph.store.base import GetOp, ListNamespacesOp, Op, Result, SearchItem, SearchOp
+from langgraph.store.base import GetOp, ListNamespacesOp, Op, SearchItem, SearchOp
 
 from memdedup.integrations._langgraph_values import RESERVED_ROOT, is_hidden
 
 __all__ = ["Step", "gather", "list_namespaces", "search"]
 
 T = TypeVar("T")
-Step = Generator[list[Op], list[Result], T]
+#: One step of a read or a batch: yields inner-store ops, receives their results, returns its answer.
+Step = Generator[Sequence[Op], list[Any], T]
 WindowOp = TypeVar("WindowOp", SearchOp, ListNamespacesOp)
 
 
@@ -38,7 +39,7 @@ def gather(steps: Sequence[Step[Any]]) -> Step[list[Any]]:
     """Run several steps side by side: each round trip carries what every unfinished step asks for, in
     order; the answer is each step's return value, in order."""
     done: list[Any] = [None] * len(steps)
-    pending: dict[int, list[Op]] = {}
+    pending: dict[int, Sequence[Op]] = {}
     for n, step in enumerate(steps):
         try:
             pending[n] = next(step)
@@ -60,9 +61,7 @@ def gather(steps: Sequence[Step[Any]]) -> Step[list[Any]]:
 
 def _plain(op: SearchOp | ListNamespacesOp) -> bool:
     """A window the wrapper can reason about: integer, non-negative offset and limit."""
-    return (
-        type(op.offset) is int and type(op.limit) is int and op.offset >= 0 and op.limit >= 0  # noqa: E721
-    )
+    return type(op.offset) is int and type(op.limit) is int and op.offset >= 0 and op.limit >= 0
 
 
 def _window(
@@ -79,11 +78,11 @@ def _window(
     if not _plain(op):
         answers = yield [op]
         return [entry for entry in answers[0] if not hidden(entry)], False
+    before: list[Any] = []
     if op.offset == 0:
-        answers = yield [op]
-        before, page = [], answers[0]
+        page: list[Any] = (yield [op])[0]
     else:
-        before, page = (yield [probe, op])
+        before, page = yield [probe, op]
     if not any(hidden(entry) for entry in before) and not any(hidden(entry) for entry in page):
         return list(page), False
     want = op.offset + op.limit

@@ -112,7 +112,9 @@ def _checked(text: Callable[[Mapping[str, Any]], Any]) -> TextOf:
         found = text(value)
         if found is None or isinstance(found, str):
             return found
-        raise InputTypeError(f"the text callable returned {type(found).__name__}; it must return a str or None")
+        raise InputTypeError(
+            f"the text callable returned {type(found).__name__}; it must return a str or None"
+        )
 
     return text_of
 

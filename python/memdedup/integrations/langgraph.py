@@ -53,7 +53,7 @@ import asyncio
 import threading
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from memdedup.errors import BackendUnavailableError, InputTypeError
 
@@ -102,6 +102,8 @@ from memdedup.integrations._langgraph_values import (
 from memdedup.scrub import CredentialScrubber
 
 __all__ = ["Decision", "DedupStore"]
+
+T = TypeVar("T")
 
 #: The limit of the one read that loads a namespace (every item of it).
 LOAD_LIMIT = 2**31 - 1
@@ -159,21 +161,14 @@ class DedupStore(BaseStore):
         """The wrapped store."""
         return self._store
 
-    @property  # type: ignore[override]
-    def supports_ttl(self) -> bool:
+    # BaseStore declares both as class attributes; here they are the inner store's, read each time.
+    @property
+    def supports_ttl(self) -> bool:  # type: ignore[override]
         return bool(self._store.supports_ttl)
 
-    @supports_ttl.setter
-    def supports_ttl(self, value: bool) -> None:
-        self._store.supports_ttl = value
-
-    @property  # type: ignore[override]
-    def ttl_config(self) -> TTLConfig | None:
+    @property
+    def ttl_config(self) -> TTLConfig | None:  # type: ignore[override]
         return self._store.ttl_config
-
-    @ttl_config.setter
-    def ttl_config(self, value: TTLConfig | None) -> None:
-        self._store.ttl_config = value
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for names this class lacks: index_config, setup, sweep_ttl, start_ttl_sweeper, conn...
@@ -246,31 +241,31 @@ class DedupStore(BaseStore):
 
     # -- drivers: one step logic, run against batch or abatch
 
-    def _drive(self, step: Step[Any]) -> Any:
+    def _drive(self, step: Step[T]) -> T:
         try:
             request = next(step)
         except StopIteration as stop:
-            return stop.value
+            return cast(T, stop.value)
         while True:
             try:
-                answer = self._store.batch(request) if request else []
+                answer = self._store.batch(list(request)) if request else []
             except BaseException:
                 step.close()
                 raise
             try:
                 request = step.send(answer)
             except StopIteration as stop:
-                return stop.value
+                return cast(T, stop.value)
 
-    async def _adrive(self, step: Step[Any]) -> Any:
+    async def _adrive(self, step: Step[T]) -> T:
         try:
             with self._lock:
                 request = next(step)
         except StopIteration as stop:
-            return stop.value
+            return cast(T, stop.value)
         while True:
             try:
-                answer = await self._store.abatch(request) if request else []
+                answer = await self._store.abatch(list(request)) if request else []
             except BaseException:
                 step.close()
                 raise
@@ -278,7 +273,7 @@ class DedupStore(BaseStore):
                 with self._lock:
                     request = step.send(answer)
             except StopIteration as stop:
-                return stop.value
+                return cast(T, stop.value)
 
     def _async_lock(self) -> asyncio.Lock:
         loop = asyncio.get_running_loop()
@@ -375,7 +370,7 @@ class DedupStore(BaseStore):
         answers = yield [op]
         if isinstance(op, GetOp):
             self._seen([answers[0]])
-        return answers[0]
+        return cast(Result, answers[0])
 
     def _seen(self, items: Iterable[Any]) -> None:
         """A read met these items: a key of a known namespace that is not what the wrapper knows marks
@@ -408,7 +403,11 @@ class DedupStore(BaseStore):
         if self._settings.scrubber is not None:
             value = self._settings.scrubber.scrub_properties(value).properties
         index = mark.get("index")
-        if not (index is None or index is False or (isinstance(index, list) and all(isinstance(p, str) for p in index))):
+        if not (
+            index is None
+            or index is False
+            or (isinstance(index, list) and all(isinstance(p, str) for p in index))
+        ):
             index = None
         space = self._spaces.get(namespace)
         known = space.keys.get(key) if space is not None else None
@@ -432,9 +431,10 @@ class DedupStore(BaseStore):
         entries = []
         for entry in got[0]:
             value = history_value(entry.value) if tuple(entry.namespace) == where else None
-            if value is not None:
-                seq = int(entry.value[MARK].get("seq") or 0)
-                entries.append((seq, Item(value=value, key=key, namespace=namespace,
-                                          created_at=entry.created_at, updated_at=entry.updated_at)))  # fmt: skip
+            if value is None:
+                continue
+            seq = int(entry.value[MARK].get("seq") or 0)
+            when = {"created_at": entry.created_at, "updated_at": entry.updated_at}
+            entries.append((seq, Item(value=value, key=key, namespace=namespace, **when)))
         entries.sort(key=lambda pair: pair[0])
         return [item for _seq, item in entries]
