@@ -20,6 +20,7 @@ How a window is answered
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Generator, Sequence
 from typing import Any, TypeVar
 
@@ -91,7 +92,11 @@ def _window(
         return visible[op.offset : want] if len(visible) >= want or exhausted else None
 
     pick = select or sliced
-    asked = max(want, 1)
+    # Read enough at once for the share of hidden entries seen so far (each read from the start costs a
+    # whole query: with a filter, InMemoryStore scans every item of the prefix each time).
+    seen = len(before) + len(page)
+    share = sum(1 for entry in [*before, *page] if hidden(entry)) / seen if seen else 0.0
+    asked = max(want, 1) + math.ceil(max(want, 1) * min(share, 0.9) / (1 - min(share, 0.9))) + 8
     while True:
         answers = yield [from_start(asked)]
         raw = answers[0]

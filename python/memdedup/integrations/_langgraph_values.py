@@ -88,7 +88,7 @@ def _default_text(value: Mapping[str, Any]) -> str | None:
     content = value.get("content")
     if isinstance(content, str):
         return content
-    if isinstance(content, Mapping):
+    if type(content) is dict or isinstance(content, Mapping):
         inner = content.get("content")
         if isinstance(inner, str):
             return inner
@@ -145,10 +145,14 @@ def text_getter(text: str | Sequence[str] | Callable[[Mapping[str, Any]], Any] |
 # ---------------------------------------------------------------------------------------------------
 def mark_of(value: Any) -> Mapping[str, Any] | None:
     """The supersession mark of an item's value, or None when the item is current."""
-    if not isinstance(value, Mapping):
+    # Every search result passes here: a plain dict without the key is answered without an ABC check.
+    if type(value) is dict:
+        mark = value.get(MARK)
+    elif isinstance(value, Mapping):
+        mark = value.get(MARK)
+    else:
         return None
-    mark = value.get(MARK)
-    if isinstance(mark, Mapping) and isinstance(mark.get("superseded_by"), str):
+    if mark is not None and isinstance(mark, Mapping) and isinstance(mark.get("superseded_by"), str):
         return mark
     return None
 
