@@ -14,8 +14,8 @@ collapsed (puts decided ``restated`` or ``updated``, i.e. items that left search
 counts; then search latency, bare and wrapped, over ``--searches`` calls of each shape on each side,
 alternating (``search(ns, limit=10)`` at offsets 0, 10, 50 and 100, and
 ``search(ns, filter={"kind": "Memory"}, limit=10)``), where the wrapped store hides its superseded
-items. No assertions on time: timings drift with the machine's load (the load average is printed at the start and the end). ``--quick``: 2,000
-labels, 10 searches of each shape.
+items. No assertions on time: timings drift with the machine's load (the load average is printed at
+the start and the end). ``--quick``: 2,000 labels, 10 searches of each shape.
 """
 
 from __future__ import annotations
