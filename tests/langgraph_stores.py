@@ -18,6 +18,7 @@ registered under its short name (``stores``).
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import glob
 import inspect
@@ -80,8 +81,11 @@ class PostgresServer:
             "-c synchronous_commit=off -c full_page_writes=off -c max_connections=40"
         )
         self._run("pg_ctl", "-D", str(self.data), "-o", options, "-l", str(self.root / "log"), "-w", "start")
+        atexit.register(self.stop)  # a session that dies early leaves no server behind
 
     def stop(self) -> None:
+        if not self.root.exists():
+            return
         with contextlib.suppress(Exception):
             self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
         shutil.rmtree(self.root, ignore_errors=True)
@@ -108,21 +112,29 @@ def _has_user(name: str) -> bool:
     return True
 
 
+_SERVER: list[PostgresServer] = []  # one server per test session, whichever module asks first
+
+
 @pytest.fixture(scope="session", name="postgres_server")
 def postgres_server_fixture() -> Iterator[PostgresServer]:
-    bindir = _pg_bin()
-    if bindir is None:
-        if os.environ.get("CI"):
-            pytest.fail("PostgreSQL is not installed: .ci/run installs Debian's postgresql package")
-        pytest.skip("PostgreSQL is not installed (apt-get install postgresql)")
-    server = PostgresServer(bindir)
-    try:
-        server.start()
-    except BaseException:
-        server.stop()
-        raise
-    yield server
-    server.stop()
+    # Each test module that imports this fixture holds a session fixture of its own: they share one
+    # server (started by the first, stopped by the first teardown, at the end of the session).
+    if not _SERVER:
+        bindir = _pg_bin()
+        if bindir is None:
+            if os.environ.get("CI"):
+                pytest.fail("PostgreSQL is not installed: .ci/run installs Debian's postgresql package")
+            pytest.skip("PostgreSQL is not installed (apt-get install postgresql)")
+        server = PostgresServer(bindir)
+        try:
+            server.start()
+        except BaseException:
+            server.stop()
+            raise
+        _SERVER.append(server)
+    yield _SERVER[0]
+    if _SERVER:
+        _SERVER.pop().stop()
 
 
 class Calls:
