@@ -193,7 +193,8 @@ def test_an_overwrite_keeps_the_old_value_in_hidden_history(stores: Stores) -> N
     assert [(h.namespace, h.key) for h in s.history(NS, "k")] == [(NS, "k")]
     assert [d.overwrote for d in store.decisions()] == [False, True, True]
     # Hidden: the inner store holds it, the wrapper lists and searches none of it.
-    assert ("memdedup", "history", *NS, "k") in inner.list_namespaces()
+    assert ("memdedup", "history", *NS) in inner.list_namespaces()
+    assert [i.value["v"] for i in inner.search(("memdedup", "history", *NS))] == [1]
     assert s.list_namespaces() == [NS]
     assert s.list_namespaces(max_depth=1) == [NS[:1]]
     assert keys(s.search(())) == ["k"]

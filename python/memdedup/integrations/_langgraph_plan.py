@@ -27,7 +27,6 @@ import time
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, NamedTuple
-from urllib.parse import quote
 
 from langgraph.store.base import Item, PutOp
 
@@ -387,10 +386,9 @@ class Plan:
         return {namespace for namespace, _key in self.keys}
 
 
-def history_namespace(namespace: tuple[str, ...], key: str) -> tuple[str, ...]:
-    """Where the history of ``key`` in ``namespace`` lives: ``("memdedup", "history", *namespace, K)``, K the
-    key percent-encoded so that it is a valid namespace label (no ``.``, never empty)."""
-    return (*HISTORY, *namespace, quote(key, safe="").replace(".", "%2E") or "%")
+def history_namespace(namespace: tuple[str, ...]) -> tuple[str, ...]:
+    """Where the history of ``namespace``'s items lives: ``("memdedup", "history", *namespace)``."""
+    return (*HISTORY, *namespace)
 
 
 def history_entry(namespace: tuple[str, ...], key: str, old: Any) -> PutOp:
@@ -405,15 +403,15 @@ def history_entry(namespace: tuple[str, ...], key: str, old: Any) -> PutOp:
         "seq": seq,
         "mark": dict(old[MARK]) if isinstance(old, Mapping) and isinstance(old.get(MARK), Mapping) else None,
     }
-    entry_key = f"{seq:020d}-{secrets.token_hex(4)}"
-    return PutOp(history_namespace(namespace, key), entry_key, {**fields, MARK: about}, index=False)
+    entry_key = f"{key}@{seq:020d}-{secrets.token_hex(4)}"  # unique: the sequence, then 32 random bits
+    return PutOp(history_namespace(namespace), entry_key, {**fields, MARK: about}, index=False)
 
 
-def history_value(entry: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The value a history entry keeps (its mark, if it had one, put back), or None when ``entry`` is no
-    history entry."""
+def history_value(entry: Mapping[str, Any], key: str) -> dict[str, Any] | None:
+    """The value a history entry of ``key`` keeps (its mark, if it had one, put back), or None when
+    ``entry`` is not one."""
     about = entry.get(MARK)
-    if not isinstance(about, Mapping) or "history_of" not in about:
+    if not isinstance(about, Mapping) or about.get("history_of") != key:
         return None
     value = without_mark(entry)
     if isinstance(about.get("mark"), Mapping):

@@ -426,11 +426,13 @@ class DedupStore(BaseStore):
         return True
 
     def _history(self, namespace: tuple[str, ...], key: str) -> Step[list[Item]]:
-        where = history_namespace(namespace, key)
+        # Every history entry of the namespace is read and those of ``key`` kept: no store filter on a
+        # nested field answers alike in InMemoryStore, SQLite and PostgreSQL. History is read rarely.
+        where = history_namespace(namespace)
         got = yield [SearchOp(where, limit=LOAD_LIMIT, refresh_ttl=False)]
         entries = []
         for entry in got[0]:
-            value = history_value(entry.value) if tuple(entry.namespace) == where else None
+            value = history_value(entry.value, key) if tuple(entry.namespace) == where else None
             if value is None:
                 continue
             seq = int(entry.value[MARK].get("seq") or 0)
