@@ -414,3 +414,26 @@ def test_a_vector_search_answers_as_the_store_would_without_the_superseded_items
                 got = [(i.key, i.score) for i in s.search(NS, query=query, limit=limit, offset=offset)]
                 want = [(i.key, i.score) for i in bare.search(NS, query=query, limit=limit, offset=offset)]
                 assert got == want, (query, limit, offset)
+
+
+def test_concurrent_puts_of_one_fact_leave_one_current_item(stores: Stores) -> None:
+    """Puts from several threads (sync) or tasks (async) at once are decided one after the other."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    inner = stores.inner()
+    store = DedupStore(inner)
+    texts = [f"{PORT_NEW}{'.' * (n % 3)}" for n in range(8)]
+    if stores.loop is None:
+        with ThreadPoolExecutor(4) as pool:
+            list(pool.map(lambda n: store.put(NS, f"k{n}", {"content": texts[n]}), range(8)))
+    else:
+
+        async def put_all() -> None:
+            await asyncio.gather(*(store.aput(NS, f"k{n}", {"content": texts[n]}) for n in range(8)))
+
+        stores.run(put_all())
+    current = stores.calls(store).search(NS)
+    assert len(current) == 1
+    kinds = sorted(d.kind for d in store.decisions())
+    assert kinds == ["restated"] * 7 + ["written"]
