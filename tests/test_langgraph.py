@@ -281,6 +281,8 @@ def test_every_put_has_a_decision_in_put_order_and_on_decision_sees_each(stores:
         ("passed", "d", None, None),
     ]
     assert got[1].reason.startswith("ratio 0.972") and got[2].rule == "ratio" and got[2].score == 1.0
+    every = DedupStore.decisions()  # every store's, in this process
+    assert every[-len(got) :] == got
 
 
 # -- 6. faithful delegation

@@ -111,6 +111,31 @@ LOAD_LIMIT = 2**31 - 1
 MAX_PLANS = 3
 
 
+#: Every DedupStore's decisions in this process, in put order (``DedupStore.decisions()``).
+_PROCESS_DECISIONS: list[Decision] = []
+_PROCESS_LOCK = threading.Lock()
+
+
+class _DecisionLog:
+    """``store.decisions()``: that store's decisions in put order; ``DedupStore.decisions()``: every
+    DedupStore's in this process, in put order. Kept in memory for the life of the process."""
+
+    def __get__(self, store: DedupStore | None, owner: type) -> Callable[[], list[Decision]]:
+        if store is None:
+
+            def every() -> list[Decision]:
+                with _PROCESS_LOCK:
+                    return list(_PROCESS_DECISIONS)
+
+            return every
+
+        def mine() -> list[Decision]:
+            with store._lock:
+                return list(store._decisions)
+
+        return mine
+
+
 class DedupStore(BaseStore):
     """A ``BaseStore`` over ``store`` with exact write-time dedup and scrubbing (see the module docstring).
 
@@ -205,10 +230,7 @@ class DedupStore(BaseStore):
 
     # -- what the wrapper adds
 
-    def decisions(self) -> list[Decision]:
-        """Every put's decision made by this store in this process, in put order."""
-        with self._lock:
-            return list(self._decisions)
+    decisions = _DecisionLog()
 
     def restore(self, namespace: tuple[str, ...], key: str) -> bool:
         """Make a superseded item current again (its mark removed; embedded again with the ``index`` it
@@ -284,6 +306,8 @@ class DedupStore(BaseStore):
 
     def _record(self, decisions: list[Decision]) -> None:
         self._decisions.extend(decisions)
+        with _PROCESS_LOCK:
+            _PROCESS_DECISIONS.extend(decisions)
         if self._on_decision is not None:
             for decision in decisions:
                 self._on_decision(decision)
