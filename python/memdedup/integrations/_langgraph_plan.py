@@ -92,12 +92,14 @@ class KeyState(NamedTuple):
 class Namespace:
     """One namespace's candidate index (current texts, oldest first) and key states."""
 
-    __slots__ = ("index", "keys", "stale")
+    __slots__ = ("exists", "index", "keys", "stale")
 
     def __init__(self, settings: Settings) -> None:
         self.index = LabelIndex(threshold=settings.threshold, min_chars=settings.min_chars)
         self.keys: dict[str, KeyState] = {}
         self.stale = False
+        #: The inner store is known to hold this namespace (an item was read or written there).
+        self.exists = False
 
     def agrees(self, key: str, item: Item | None, text_of: TextOf) -> bool:
         """Whether a fresh read of ``key`` is what the wrapper knows of it."""
@@ -121,6 +123,7 @@ def load_namespace(namespace: tuple[str, ...], items: Iterable[Item], settings: 
             labels.append(text)
             ids.append(item.key)
     space.index.insert_many(labels, ids)
+    space.exists = bool(own)
     return space
 
 
@@ -371,6 +374,7 @@ class Plan:
         """Apply the plan to the namespaces' states (the inner store has taken the writes)."""
         for namespace, overlay in self._overlays.items():
             space = self._spaces[namespace]
+            space.exists = True  # a put (or a delete) named it: the inner store lists it from now on
             for key in overlay.removed:
                 space.index.remove(key)
             for key, text in overlay.added.items():

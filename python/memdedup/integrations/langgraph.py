@@ -321,22 +321,28 @@ class DedupStore(BaseStore):
         reads = [(n, op) for n, op in enumerate(ops) if not isinstance(op, PutOp)]
         puts = [op for op in ops if isinstance(op, PutOp)]
         prepared = [self._prepare(op) for op in puts]  # bad input is refused before anything is read
-        answers = yield from gather(
-            [*(self._read(op) for _n, op in reads), self._load(self._needed(puts, prepared))]
-        )
-        for (n, _op), answer in zip(reads, answers, strict=False):
-            results[n] = answer
         if not puts:
+            answers = yield from gather([self._read(op) for _n, op in reads])
+            for (n, _op), answer in zip(reads, answers, strict=True):
+                results[n] = answer
             return results, []
+        answers = yield from gather([*(self._read(op) for _n, op in reads), self._load(self._needed(puts))])
+        loaded: dict[tuple[str, ...], dict[str, Item]] = answers.pop()
+        for (n, _op), answer in zip(reads, answers, strict=True):
+            results[n] = answer
         for attempt in range(MAX_PLANS):
             if attempt:
-                yield from self._load(self._needed(puts, prepared))
+                loaded = yield from self._load(self._needed(puts))
             plan = Plan(self._spaces, self._settings, self._default_ttl())
             for op, ready in zip(puts, prepared, strict=True):
                 plan.add(op, ready)
-            keys = list(plan.keys)
+            # A namespace read whole just now needs no read of its keys; the others are read key by key.
+            fresh: dict[tuple[tuple[str, ...], str], Item | None] = {
+                (ns, key): loaded[ns].get(key) for ns, key in plan.keys if ns in loaded
+            }
+            keys = [nk for nk in plan.keys if nk[0] not in loaded]
             got = yield [GetOp(namespace, key, refresh_ttl=False) for namespace, key in keys]
-            fresh = dict(zip(keys, got, strict=True))
+            fresh.update(zip(keys, got, strict=True))
             stale = plan.disagreements(fresh)
             if not stale:
                 break
@@ -363,25 +369,35 @@ class DedupStore(BaseStore):
             return None  # a delete, or a value the inner store refuses itself
         return prepare(op.value, self._settings.text_of, self._settings.scrubber)
 
-    def _needed(self, puts: list[PutOp], prepared: list[Prepared | None]) -> set[tuple[str, ...]]:
-        """The namespaces a batch's puts need known: each one a put with a text goes to, and each known
-        one a put goes to (a stale one is read again)."""
+    def _needed(self, puts: list[PutOp]) -> set[tuple[str, ...]]:
+        """The namespaces a batch's puts go to that must be read whole before deciding: unknown, stale,
+        or not known to hold anything yet (reading a key there would be the first op to name the
+        namespace: ``InMemoryStore`` lists a namespace any read named, so a batch whose write then fails
+        would leave it listed where the bare store would not)."""
         needed = set()
-        for op, ready in zip(puts, prepared, strict=True):
+        for op in puts:
             namespace = tuple(op.namespace)
-            if (ready is not None and ready.text is not None) or namespace in self._spaces:
+            space = self._spaces.get(namespace)
+            if space is None or space.stale or not space.exists:
                 needed.add(namespace)
         return needed
 
-    def _load(self, namespaces: Iterable[tuple[str, ...]]) -> Step[None]:
-        """Read the namespaces the wrapper does not know yet (or knows to be stale), one search each."""
-        need = [ns for ns in namespaces if ns not in self._spaces or self._spaces[ns].stale]
+    def _load(self, namespaces: Iterable[tuple[str, ...]]) -> Step[dict[tuple[str, ...], dict[str, Item]]]:
+        """Read the namespaces the wrapper does not know yet, knows to be stale, or does not know to hold
+        anything, one search each; their items by key (a fresh read of every key there)."""
+        need = [
+            ns
+            for ns in namespaces
+            if ns not in self._spaces or self._spaces[ns].stale or not self._spaces[ns].exists
+        ]
         if not need:
-            return None
+            return {}
         got = yield [SearchOp(ns, limit=LOAD_LIMIT, refresh_ttl=False) for ns in need]
+        fresh: dict[tuple[str, ...], dict[str, Item]] = {}
         for namespace, items in zip(need, got, strict=True):
             self._spaces[namespace] = load_namespace(namespace, items, self._settings)
-        return None
+            fresh[namespace] = {item.key: item for item in items if tuple(item.namespace) == namespace}
+        return fresh
 
     def _read(self, op: Op) -> Step[Result]:
         if isinstance(op, SearchOp):
