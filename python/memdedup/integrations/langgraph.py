@@ -52,6 +52,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import weakref
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar, cast
 
@@ -111,14 +112,19 @@ LOAD_LIMIT = 2**31 - 1
 MAX_PLANS = 3
 
 
-#: Every DedupStore's decisions in this process, in put order (``DedupStore.decisions()``).
-_PROCESS_DECISIONS: list[Decision] = []
+#: How many decisions ``decisions()`` keeps (the most recent): a service that puts for weeks must not grow
+#: without bound; ``on_decision`` sees every one.
+KEEP_DECISIONS = 100_000
+
+#: Every DedupStore's recent decisions in this process, in put order (``DedupStore.decisions()``).
+_PROCESS_DECISIONS: deque[Decision] = deque(maxlen=KEEP_DECISIONS)
 _PROCESS_LOCK = threading.Lock()
 
 
 class _DecisionLog:
     """``store.decisions()``: that store's decisions in put order; ``DedupStore.decisions()``: every
-    DedupStore's in this process, in put order. Kept in memory for the life of the process."""
+    DedupStore's in this process, in put order. Each keeps the most recent :data:`KEEP_DECISIONS` (a
+    service that puts for weeks must not grow without bound): ``on_decision`` sees every decision."""
 
     def __get__(self, store: DedupStore | None, owner: type) -> Callable[[], list[Decision]]:
         if store is None:
@@ -173,7 +179,7 @@ class DedupStore(BaseStore):
         )
         self._on_decision = on_decision
         self._spaces: dict[tuple[str, ...], Namespace] = {}
-        self._decisions: list[Decision] = []
+        self._decisions: deque[Decision] = deque(maxlen=KEEP_DECISIONS)
         self._lock = threading.RLock()
         self._alocks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
             weakref.WeakKeyDictionary()
