@@ -444,7 +444,9 @@ def test_python_dash_m_memdedup_json(tmp_path: Path) -> None:
     counts = data["counts"]
     for outcome in ("written", "restated", "updated"):
         assert counts[outcome] == len(data[outcome])
-    assert data["restated"][0]["match_kind"] == "ratio" and data["restated"][0]["scope"] == "org:acme/user:dana"
+    assert (
+        data["restated"][0]["match_kind"] == "ratio" and data["restated"][0]["scope"] == "org:acme/user:dana"
+    )
     assert data["updated"][0]["stored_text"] == "Run pytest and ruff before every commit"
     assert data["dropped_by_code"]["non_node_action"] == 1
 

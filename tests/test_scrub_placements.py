@@ -1006,7 +1006,9 @@ def test_wal_held_open_by_a_reader_holds_no_secret(tmp_path: Path) -> None:
         pytest.fail(hits_table(hits, "secrets in the database or its held-open WAL"), pytrace=False)
 
 
-# A child that writes a row holding a secret, then updates it to clean text, through the real store.
+# A child that writes a row holding a secret, then updates it to clean text, through the real store; an
+# update keeps the old text as a revision (a fact's history), so the child then purges the history, as a
+# user who wants the old text gone does.
 # ``default_off`` stands in for a SQLite built without SQLITE_SECURE_DELETE (this machine's Debian build
 # has it on; python.org and manylinux builds have it off): every connection starts with the pragma off,
 # so only the store turning it on itself keeps freed cells from holding the old bytes.
@@ -1030,12 +1032,16 @@ with SQLiteGraphStore(db) as store:
     for i, _ in enumerate(secrets):
         store.upsert_node(scope, node_id=f"n{i}", layer="semantic", label=f"rotated credential {i}",
                           properties={})
+    kept = [entry.text for i in range(len(secrets)) for entry in store.history(scope, f"n{i}")]
+    assert all(f"temporary {secret}" in kept for secret in secrets), "the update kept no revision"
+    assert sum(store.purge_history(scope, f"n{i}") for i in range(len(secrets))) == len(secrets)
 """
 
 
 @pytest.mark.parametrize("default_off", [False, True], ids=["sqlite-default", "secure-delete-default-off"])
 def test_updated_row_leaves_no_secret_in_free_pages(tmp_path: Path, default_off: bool) -> None:
-    """A row written with a secret and then updated must not leave the old bytes in free space."""
+    """A row written with a secret, updated, and its history purged must not leave the old bytes in free
+    space (the update moves them into a revision; the purge deletes it)."""
     samples = [shape_sample(shape, "freed") for shape in SHAPES[:6]]
     secrets = [secret.text for sample in samples for secret in sample.secrets]
     db = tmp_path / "freed.sqlite"

@@ -91,6 +91,17 @@ def test_an_upsert_that_changes_a_label_keeps_a_revision(store: SQLiteGraphStore
     assert store.history(DANA, "n")[0].reason == "upsert"
 
 
+def test_purge_history_forgets_the_earlier_texts_only(store: SQLiteGraphStore) -> None:
+    write(store, "n", "Dana's default shell is zsh")
+    write(store, "n", "Dana's default shell is fish")
+    write(store, "m", "Dana's editor is Helix")
+    write(store, "m", "Dana's editor is Neovim")
+    assert store.purge_history(DANA, "n") == 1
+    assert kinds_and_texts(store, "n") == [("current", "Dana's default shell is fish")]
+    assert kinds_and_texts(store, "m")[0] == ("updated", "Dana's editor is Helix")  # another row's stays
+    assert store.purge_history(ORG, "n") == 0  # only the owner's
+
+
 def test_the_statement_counter_orders_every_statement_of_the_file(store: SQLiteGraphStore) -> None:
     a = write(store, "a", "fact a")
     b = write(store, "b", "fact b", scope=ORG)

@@ -831,6 +831,18 @@ class SQLiteGraphStore:
                 self._relabelled_in_index(node, (before.layer, before.label))
         return node
 
+    def purge_history(self, scope: Any, node_id: str) -> int:
+        """Delete the revisions of the row ``scope`` owns (its current text stays): for a memory whose earlier
+        texts must not be kept (a secret written before it was scrubbed, a fact a user asked to forget).
+        The deleted text is zeroed in the file (``secure_delete``). The number of revisions deleted."""
+        scope_path = _text("scope path", scope.scope_path)
+        with self.transaction():
+            cursor = self._execute(
+                "DELETE FROM revisions WHERE scope_path = ? AND node_id = ?",
+                (scope_path, _text("node id", node_id)),
+            )
+        return int(cursor.rowcount)
+
     def retract_node(self, scope: Any, node_id: str, *, reason: str = "") -> bool:
         """Soft-retract the row ``scope`` owns (an ancestor's row is not ``scope``'s to retract).
 
