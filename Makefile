@@ -1,9 +1,14 @@
 # Developer entry points. `make build` compiles the Rust extension in place (release profile).
 PYTHON ?= python
+# pyproject.toml's [build-system] requires: `make build` installs without build isolation (so that the
+# editable build reuses ./target), which means nothing else installs them (tests/test_cli_data_in_out.py
+# checks the two lists agree).
+BUILD_REQUIRES = 'maturin>=1.5,<2'
 
 .PHONY: build test test-python test-python-fallback test-adversarial test-rust test-versions test-abi3 stubtest ci bench bench-index bench-instructions lint fmt clean
 
 build:
+	$(PYTHON) -m pip install -q $(BUILD_REQUIRES)
 	$(PYTHON) -m pip install -e '.[test]' --no-build-isolation -q
 
 test: test-rust test-python
@@ -49,9 +54,11 @@ bench-index:
 bench-instructions:
 	$(PYTHON) benches/bench_instructions.py
 
+# docs/cli-reference.md must be the parser's --help (`python scripts/cli_reference.py --write` regenerates it).
 # mypy --strict types the package as it is importable; the last step checks the stubs of memdedup._core against the installed extension (`make build`
 # in a checkout, `pip install .` in CI).
 lint:
+	$(PYTHON) scripts/cli_reference.py --check
 	ruff check python tests benches
 	ruff format --check python tests benches
 	cargo fmt --check

@@ -15,7 +15,7 @@ import sys
 import sysconfig
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import memdedup
 
@@ -51,6 +51,38 @@ def run(*argv: str, input: bytes | str | None = None, cwd: Path | None = None, *
         **kwargs,
     )
     return Result(done.returncode, done.stdout, done.stderr)
+
+
+def run_here(*argv: Any, input: bytes | str | None = None) -> Result:
+    """``memdedup ARGV...`` in this process (``memdedup.cli.main``), as :func:`run` runs it in a child but
+    without the interpreter's start: stdin ``input`` (nothing when None), stdout and stderr captured as
+    bytes, argparse's exit status kept. No terminal, so no progress bars; ``COLUMNS`` is left as it is."""
+    import io
+
+    from memdedup.cli import main
+
+    data = input.encode("utf-8") if isinstance(input, str) else (input or b"")
+    streams = {
+        "stdin": io.TextIOWrapper(io.BytesIO(data), encoding="utf-8"),
+        "stdout": io.TextIOWrapper(io.BytesIO(), encoding="utf-8", newline=""),
+        "stderr": io.TextIOWrapper(io.BytesIO(), encoding="utf-8", newline=""),
+    }
+    saved = {name: getattr(sys, name) for name in streams}
+    for name, stream in streams.items():
+        setattr(sys, name, stream)
+    try:
+        try:
+            status = main([str(a) for a in argv])
+        except SystemExit as stop:  # argparse: a usage error (2), --help and --version (0)
+            status = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 2)
+        for stream in (streams["stdout"], streams["stderr"]):
+            stream.flush()
+    finally:
+        for name, stream in saved.items():
+            setattr(sys, name, stream)
+    out = cast(io.BytesIO, streams["stdout"].buffer).getvalue()
+    err = cast(io.BytesIO, streams["stderr"].buffer).getvalue()
+    return Result(status, out, err)
 
 
 class Result:

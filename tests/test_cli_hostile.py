@@ -123,8 +123,8 @@ def test_empty_stdin_for_ingest_and_tune(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
     result = run("ingest", "-q", "--json", "--db", db, "-", input=b"").ok()
     assert json.loads(result.out)["counts"]["turns"] == 0
-    result = run("tune", "-q", "--json", "-", input=b"").ok()
-    assert json.loads(result.out)["pairs"] == 0
+    # No pairs, nothing to measure (issue 38): refused, not a table of dashes.
+    refused(run("tune", "-q", "--json", "-", input=b""), "<stdin>", "no labelled pairs")
 
 
 @pytest.mark.parametrize("command_", ["dedup", "tune", "ingest"])
@@ -187,7 +187,9 @@ def test_crlf_lone_cr_and_nul(tmp_path: Path, out: str) -> None:
     )
     dedup_ok(tmp_path, "cr.txt", b"one\rtwo\rone\r", out, ["one", "two", "one"])
     dedup_ok(tmp_path, "crlf.jsonl", b'{"label": "a\\r\\nb"}\r\n{"label": "c"}\r\n', out, ["a\r\nb", "c"])
-    dedup_ok(tmp_path, "crlf.csv", b'label\r\nx y\r\n"p\r\nq"\r\n', out, ["x y", "p\r\nq"])
+    # A quoted line break needs --multiline (issue 38: a stray quote would swallow rows at exit 0).
+    dedup_ok(tmp_path, "crlf.csv", b'label\r\nx y\r\n"p\r\nq"\r\n', out, ["x y", "p\r\nq"], "--multiline")
+    dedup_refused(tmp_path, "crlf2.csv", b'label\r\nx y\r\n"p\r\nq"\r\n', out, "crlf2.csv:3:", "--multiline")
     dedup_ok(tmp_path, "nul.txt", b"a\x00b\nc\n", out, ["a\x00b", "c"])
     dedup_ok(tmp_path, "nul.jsonl", b'{"label": "a\\u0000b"}\n', out, ["a\x00b"])
 
@@ -306,9 +308,11 @@ def test_csv_headers_and_rows(tmp_path: Path, out: str) -> None:
     dedup_refused(tmp_path, "d.csv", b"label,label\na,b\n", out, "d.csv:1:", "duplicate", "'label'")
     dedup_refused(tmp_path, "s.csv", b"label,scope,scope\na,b,c\n", out, "s.csv:1:", "'scope'")
     dedup_refused(tmp_path, "r.csv", b"label,scope\na,s\nb,c,d\n", out, "r.csv:3:", "3 fields", "2")
-    # A short row's absent cells are missing, as the module says; quoted newlines stay in the label.
+    # A short row's absent cells are missing, as the module says; quoted newlines stay in the label
+    # with --multiline, and are refused without it, naming the line where the field opened.
     dedup_ok(tmp_path, "short.csv", b"label,scope\na b c\n", out, ["a b c"])
-    dedup_ok(tmp_path, "q.csv", b'label\n"a\nb"\n"a\nb"\n', out, ["a\nb", "a\nb"])
+    dedup_ok(tmp_path, "q.csv", b'label\n"a\nb"\n"a\nb"\n', out, ["a\nb", "a\nb"], "--multiline")
+    dedup_refused(tmp_path, "q2.csv", b'label\nx\n"a\nb"\n', out, "q2.csv:3:", "--multiline")
     # Columns memdedup does not read may repeat.
     dedup_ok(tmp_path, "o.csv", b"label,x,x\nfirst,1,2\n", out, ["first"])
 

@@ -33,7 +33,7 @@ import math
 import numbers
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import partial
+from functools import cached_property, partial
 from typing import Any, Literal, overload
 
 import numpy as np
@@ -45,6 +45,8 @@ from memdedup._reference import (
     DEDUP_SIMILARITY_THRESHOLD,
     DEDUP_SUBSUME_MIN_CHARS,
 )
+from memdedup.components import COMPONENT_COLUMNS, Components
+from memdedup.components import describe as describe_components
 from memdedup.errors import InputTypeError, InvalidInputError
 from memdedup.guards import Guards, as_guards, guards_allow, replay_guarded
 from memdedup.missing import as_labels, is_missing, labels_and_mask
@@ -775,12 +777,31 @@ class DedupRun:
     score: np.ndarray
     seconds: float
     parameters: Mapping[str, Any] | None = None
+    #: ``mode="join"`` with components: the label each row matched (:mod:`memdedup.components`).
+    via: Sequence[int | None] | None = None
+
+    @cached_property
+    def components(self) -> Components | None:
+        """What each row of a components run means (None for any other run)."""
+        if self.via is None:
+            return None
+        params = self.parameters or {}
+        return describe_components(
+            self.table.labels,
+            self.canonical,
+            self.via,
+            threshold=params.get("threshold", DEDUP_SIMILARITY_THRESHOLD),
+            min_chars=params.get("min_chars", DEDUP_SUBSUME_MIN_CHARS),
+        )
 
     def records(self) -> Iterable[dict[str, Any]]:
         """One row per label: ``index``, ``label``, ``scope`` and ``layer`` (when the table has them; a
         row without the field has none), ``canonical`` (the index it collapses into: its own when new
-        or empty), ``canonical_label``, ``reason`` and ``score`` (None where nothing collapsed)."""
+        or empty), ``canonical_label``, ``reason`` and ``score`` (None where nothing collapsed); a
+        components run adds :data:`memdedup.components.COMPONENT_COLUMNS` (the reason and score are
+        then the ``via`` pair's)."""
         labels, scopes, layers = self.table.labels, self.table.scopes, self.table.layers
+        chains = self.components
         canonical = self.canonical.tolist()
         scores = self.score.tolist()
         for k, label in enumerate(labels):
@@ -795,6 +816,8 @@ class DedupRun:
             row["canonical_label"] = labels[c]
             row["reason"] = self.reason[k]
             row["score"] = None if math.isnan(score) else score
+            if chains is not None:
+                row.update(chains.row(k, labels))
             yield row
 
     def columns(self) -> tuple[str, ...]:
@@ -804,7 +827,7 @@ class DedupRun:
             for c in OUTPUT_COLUMNS
             if (c != "scope" or self.table.scopes is not None)
             and (c != "layer" or self.table.layers is not None)
-        )
+        ) + (COMPONENT_COLUMNS if self.via is not None else ())
 
     def examples(self, count: int = 5) -> list[dict[str, Any]]:
         """Up to ``count`` collapses, one per reason in turn (ratio, containment, ...), as
@@ -833,6 +856,7 @@ class DedupRun:
                     "canonical_label": labels[c],
                     "reason": self.reason[k],
                     "score": None if math.isnan(score) else score,
+                    **({"via": self.via[k]} if self.via is not None else {}),
                 }
             )
         return out
@@ -856,6 +880,7 @@ class DedupRun:
             "layers": _distinct(self.table.layers),
             "examples": self.examples(),
             "seconds": round(self.seconds, 3),
+            **({"components": self.components.summary()} if self.components is not None else {}),
         }
 
 
@@ -885,6 +910,7 @@ def dedup_table(
     min_chars = check_min_chars(min_chars)
     shown = progress if progress is not None else _NO_PROGRESS
     parameters: dict[str, Any] = {"threshold": threshold, "min_chars": min_chars}
+    via: Sequence[int | None] | None = None
     start = time.perf_counter()
     if mode == "replay":
         parameters["prefix"] = prefix
@@ -913,6 +939,7 @@ def dedup_table(
             progress=shown,
         )
         canonical, reason, score = c.canonical, c.reason, c.score
+        via = c.via if cluster == "components" else None
     else:
         raise InvalidInputError(f"mode must be 'replay' or 'join', not {mode!r}")
-    return DedupRun(table, mode, canonical, reason, score, time.perf_counter() - start, parameters)
+    return DedupRun(table, mode, canonical, reason, score, time.perf_counter() - start, parameters, via)

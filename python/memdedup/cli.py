@@ -17,15 +17,18 @@ output or database that cannot be used (a message, never a traceback); 130 when 
 from __future__ import annotations
 
 import argparse
+import difflib
 import json
 import math
 import os
+import re
 import sqlite3
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, TextIO
+from typing import Any, NoReturn, TextIO
 
 from memdedup.errors import InvalidInputError, MemdedupError
+from memdedup.inputs import display_name
 from memdedup.progress import Progress
 
 __all__ = ["build_parser", "main"]
@@ -40,9 +43,48 @@ class _Help(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpF
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
-        if "default" in text or action.default in (None, False) or action.default is argparse.SUPPRESS:
+        if (
+            "default" in text
+            or action.default in (None, False)
+            or action.default is argparse.SUPPRESS
+            or action.nargs == 0  # a flag (--no-collapse's default True says nothing useful)
+        ):
             return text
         return super()._get_help_string(action)
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose refusals suggest the closest valid word: ``invalid choice: 'dedpu'``
+    ends with ``(did you mean 'dedup'?)``; unrecognized options are refused by the subcommand's own
+    parser, with the closest of its options (:func:`_refuse_unrecognized`)."""
+
+    def error(self, message: str) -> NoReturn:
+        found = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)$", message)
+        if found:
+            choices = re.findall(r"'([^']*)'", found.group(2))
+            close = difflib.get_close_matches(found.group(1), choices, n=1, cutoff=0.6)
+            if close:
+                message += f" (did you mean {close[0]!r}?)"
+        super().error(message)
+
+
+def _refuse_unrecognized(parser: argparse.ArgumentParser, args: argparse.Namespace, extra: list[str]) -> None:
+    """Refuse arguments nobody recognised as the subcommand's parser would, naming the subcommand and
+    the closest option to each unknown one (``--thresold``: did you mean ``--threshold``?)."""
+    sub = parser
+    command = str(getattr(args, "command", ""))
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction) and command in action.choices:
+            sub = action.choices[command]
+    options = [o for action in sub._actions for o in action.option_strings if o.startswith("--")]
+    hints = []
+    for word in extra:
+        if word.startswith("-"):
+            close = difflib.get_close_matches(word.split("=", 1)[0], options, n=1, cutoff=0.6)
+            if close:
+                hints.append(close[0])
+    hint = f" (did you mean {' or '.join(dict.fromkeys(hints))}?)" if hints else ""
+    sub.error(f"unrecognized arguments: {' '.join(extra)}{hint}")
 
 
 def _shorten(text: str, width: int) -> str:
@@ -213,7 +255,7 @@ def _run_ingest(args: argparse.Namespace) -> int:
     import warnings
 
     from memdedup.ingest import IngestInterrupted, IngestReport, ingest_turns, read_turns
-    from memdedup.inputs import decode_utf8, display_name, read_bytes
+    from memdedup.inputs import decode_utf8, read_bytes
     from memdedup.scrub import CredentialScrubber
     from memdedup.store import StoreError, StoreIntegrityWarning
 
@@ -247,7 +289,7 @@ def _run_ingest(args: argparse.Namespace) -> int:
         if isinstance(stopped, IngestInterrupted):
             report = stopped.report
         else:
-            report = IngestReport(source=name, database=args.db, interrupted=True)
+            report = IngestReport(source=name, database=display_name(args.db), interrupted=True)
         _print_ingest_report(report, args)
         print(
             f"memdedup ingest: interrupted after {report.turns} turns: every turn reported was "
@@ -281,7 +323,7 @@ def print_ingest_summary(report: Any, out: TextIO, *, detail: bool = True) -> No
     from memdedup.scope import readable_scope_path
 
     counts = report.counts()
-    out.write(f"memdedup ingest: {report.source} -> {report.database}\n")
+    out.write(f"memdedup ingest: {display_name(report.source)} -> {display_name(report.database)}\n")
     out.write(
         f"  {counts['lines']} lines, {counts['turns']} turns, {counts['ops']} ops: "
         f"{counts['written']} written, {counts['restated']} restated, {counts['updated']} updated, "
@@ -403,9 +445,11 @@ def _add_dedup_parser(subparsers: Any) -> None:
             "Read INPUT (text: one label per line; .jsonl, .csv or .parquet: a label column and optional "
             "scope and layer columns; .gz on text formats; - for stdin) and decide for every label which "
             "earlier label it restates. --mode replay replays the writes in order as the write-time lookup "
-            "decides them (prefix gate, first match); --mode join finds every matching pair with no prefix "
-            "gate and clusters them. Scope and layer are hard partitions, compared by type and value. "
-            "Missing labels (null, NaN) are empty: never matched."
+            "decides them (prefix gate, first match); --mode join compares every pair with no prefix gate "
+            "and clusters: with --cluster canonical each label joins the earliest canonical it matches, so "
+            "every row matches its canonical label. Scope and layer are hard partitions, compared by type "
+            "and value. Missing labels (null, NaN) are empty: never matched. No format is guessed: JSON "
+            "read as text without --input-format is refused; pass --input-format jsonl or text."
         ),
         epilog=_DEDUP_EXAMPLES,
         formatter_class=_Help,
@@ -425,19 +469,44 @@ def _add_dedup_parser(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--prefix",
-        choices=("raw", "normalised"),
-        help="replay only: the candidate gate, the raw label's prefix (the seed's) or the normalised "
-        "label's (default: raw)",
+        choices=("raw", "normalised", "none"),
+        help="replay only: the candidate gate, the raw label's 20-character prefix (the seed's), the "
+        "normalised label's, or none (every earlier label of the partition: the gate-free lookup) "
+        "(default: raw)",
     )
     parser.add_argument(
         "--cluster",
         choices=("canonical", "components"),
         help="join only: canonical (each label joins the earliest canonical it matches) or components "
-        "(single linkage: chains) (default: canonical)",
+        "(single linkage: chains, so a member may not match its canonical label at all; each row then "
+        "names the label it matched: via, via_label, component_size, matches_canonical) "
+        "(default: canonical)",
     )
     parser.add_argument("--label-column", default="label", help="the label column of .jsonl/.csv/.parquet")
-    parser.add_argument("--scope-column", default="scope", help="the scope column, used when present")
-    parser.add_argument("--layer-column", default="layer", help="the layer column, used when present")
+    parser.add_argument(
+        "--scope-column",
+        default="scope",
+        help="the scope column, used when present: a hard partition (nothing collapses across scopes)",
+    )
+    parser.add_argument(
+        "--layer-column",
+        default="layer",
+        help="the layer column, used when present: a hard partition within each scope",
+    )
+    parser.add_argument(
+        "--multiline",
+        action="store_true",
+        help="CSV: fields may hold line breaks (quoted); without it a field that spans lines is refused, "
+        "naming the line where it opened (a stray quote would swallow the rows after it)",
+    )
+    parser.add_argument(
+        "--json-columns",
+        metavar="COLUMNS",
+        type=_column_list,
+        default=(),
+        help="CSV and Parquet: the scope and/or layer columns (comma-separated) whose cells are JSON text, "
+        "as --out writes a column whose values are not all strings: each cell is read as its JSON value",
+    )
     parser.add_argument(
         "--out",
         metavar="PATH",
@@ -471,9 +540,18 @@ def _add_dedup_parser(subparsers: Any) -> None:
     parser.set_defaults(func=_run_dedup)
 
 
+def _column_list(text: str) -> tuple[str, ...]:
+    names = tuple(name.strip() for name in text.split(","))
+    if not all(names):
+        shown = _message(text, 40)
+        raise argparse.ArgumentTypeError(f"a comma-separated list of column names, not {shown!r}")
+    return names
+
+
 def _check_dedup_args(args: argparse.Namespace) -> str | None:
     """Refuse what would do nothing or cannot work, before anything is read; the output format."""
-    from memdedup.tables import check_writable, output_format
+    from memdedup.outputs import check_writable
+    from memdedup.tables import output_format
 
     if args.mode == "replay" and args.cluster is not None:
         raise InvalidInputError("--cluster applies to --mode join only (replay does not cluster)")
@@ -496,7 +574,9 @@ def _check_dedup_args(args: argparse.Namespace) -> str | None:
     if args.out != "-" and args.input != "-" and os.path.exists(args.out):
         try:
             if os.path.samefile(args.out, args.input):
-                raise InvalidInputError(f"--out {args.out} is the input file: it would be overwritten")
+                raise InvalidInputError(
+                    f"--out {display_name(args.out)} is the input file: it would be overwritten"
+                )
         except OSError:
             pass
     return kind
@@ -519,6 +599,8 @@ def _run_dedup(args: argparse.Namespace) -> int:
             layer_column=args.layer_column,
             fmt=args.input_format,
             progress=progress,
+            multiline=args.multiline,
+            json_columns=args.json_columns,
         )
         run = dedup_table(
             table,
@@ -529,17 +611,21 @@ def _run_dedup(args: argparse.Namespace) -> int:
             cluster=args.cluster or "canonical",
             progress=progress,
         )
+    as_json: list[str] = []
     if args.out is not None:
-        write_records(
+        as_json = write_records(
             args.out,
             run.records(),
             run.columns(),
             fmt=out_format,
             total=len(run.table.labels),
             progress=progress,
+            typed={"scope": run.table.scopes, "layer": run.table.layers},
         )
     summary = run.summary()
     summary["parameters"] = _dedup_parameters(args, summary["parameters"], out_format)
+    if args.out is not None:
+        summary["json_text_columns"] = as_json
     # With the rows on stdout, the summary goes to stderr so that the two never mix.
     stream = sys.stderr if to_stdout else sys.stdout
     if args.json:
@@ -554,7 +640,9 @@ def _run_dedup(args: argparse.Namespace) -> int:
 def _dedup_parameters(
     args: argparse.Namespace, used: dict[str, Any], out_format: str | None
 ) -> dict[str, Any]:
-    """Every parameter of the run, as given or defaulted (the ``--json`` summary's ``parameters``)."""
+    """Every parameter of the run, as given or defaulted (the ``--json`` summary's ``parameters``; a
+    path or an address shown as every path is: :func:`memdedup.inputs.display_name`)."""
+
     return {
         **used,
         "mode": args.mode,
@@ -562,15 +650,18 @@ def _dedup_parameters(
         "label_column": args.label_column,
         "scope_column": args.scope_column,
         "layer_column": args.layer_column,
+        "multiline": args.multiline,
+        "json_columns": list(args.json_columns),
         "engine": args.engine,
-        "scheduler": args.scheduler,
+        "scheduler": display_name(args.scheduler) if args.scheduler is not None else None,
         "workers": args.workers,
-        "out": args.out,
+        "out": args.out if args.out in (None, "-") else display_name(args.out),
         "output_format": out_format,
     }
 
 
 def _print_dedup_summary(summary: dict[str, Any], args: argparse.Namespace, out: TextIO) -> None:
+
     params = summary["parameters"]
     how = f"prefix {params['prefix']}" if args.mode == "replay" else f"{params['cluster']} clusters"
     out.write(
@@ -583,23 +674,54 @@ def _print_dedup_summary(summary: dict[str, Any], args: argparse.Namespace, out:
     partitions = [f"{summary[k]} {k}" for k in ("scopes", "layers") if summary.get(k) is not None]
     if partitions:
         out.write(f"  partitions: {', '.join(partitions)} (nothing collapses across them)\n")
+    if summary.get("components") is not None:
+        _print_components(summary["components"], out)
     if summary["examples"]:
         out.write("\nExamples of collapses\n")
+        chained = any("via" in e for e in summary["examples"])
         rows = [
             (
                 e["index"],
                 _shorten(e["label"], 44),
                 e["canonical"],
                 _shorten(e["canonical_label"], 44),
+                *((e["via"],) if chained else ()),
                 f"{e['reason']} {e['score']:.3f}" if e["score"] is not None else e["reason"],
             )
             for e in summary["examples"]
         ]
-        out.write(
-            _table(("row", "label", "into", "canonical label", "why"), rows, right=frozenset({0, 2})) + "\n"
-        )
+        headers = ("row", "label", "into", "canonical label", *(("via",) if chained else ()), "why")
+        right = frozenset({0, 2, 4} if chained else {0, 2})
+        out.write(_table(headers, rows, right=right) + "\n")
+        if chained:
+            out.write("  (why: the reason and score of row ~ via, the pair that linked the row in)\n")
     if args.out is not None and args.out != "-":
-        out.write(f"\nwrote {args.out} ({summary['labels']} rows, {params['output_format']})\n")
+        out.write(f"\nwrote {display_name(args.out)} ({summary['labels']} rows, {params['output_format']})\n")
+    for column in summary.get("json_text_columns", ()):
+        where = "cell" if params["output_format"] == "csv" else "value"
+        out.write(
+            f"  {column}: written as JSON text, every {where} (its values are not all strings, or not all "
+            f"of one type Parquet holds exactly): read it back with --json-columns {column}\n"
+        )
+
+
+def _print_components(components: dict[str, Any], out: TextIO, shown: int = 10) -> None:
+    """A components run's chains: how many collapsed rows do not match their canonical label, and the
+    components where fewer than half of the members do (the largest ``shown``)."""
+    out.write(
+        f"  components: {components['components']} (largest {components['largest']} labels); "
+        f"{components['not_matching_canonical']} collapsed rows do not match their canonical label "
+        "(single linkage chains: see via)\n"
+    )
+    loose = components["loose"]
+    for item in loose[:shown]:
+        out.write(
+            f"  component of {item['size']} labels at row {item['canonical']} "
+            f"({_shorten(item['canonical_label'], 40)!r}): {item['matching']} of {item['size'] - 1} members "
+            f"({item['share']:.0%}) match its canonical label\n"
+        )
+    if len(loose) > shown:
+        out.write(f"  ... and {len(loose) - shown} more such components (--json lists them all)\n")
 
 
 def _run_dedup_dask(args: argparse.Namespace, progress: Progress) -> Any:
@@ -623,6 +745,8 @@ def _run_dedup_dask(args: argparse.Namespace, progress: Progress) -> Any:
         fmt=args.input_format,
         timeout=args.scheduler_timeout,
         progress=progress,
+        multiline=args.multiline,
+        json_columns=args.json_columns,
     )
 
 
@@ -732,13 +856,13 @@ def _run_tune(args: argparse.Namespace) -> int:
     if args.json:
         out = report.to_dict()
         if args.plot:
-            out["plot"] = args.plot
+            out["plot"] = display_name(args.plot)
         json.dump(out, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
         return 0
     sys.stdout.write(report.text(show=args.show))
     if args.plot:
-        sys.stdout.write(f"\nwrote {args.plot}\n")
+        sys.stdout.write(f"\nwrote {display_name(args.plot)}\n")
     return 0
 
 
@@ -818,7 +942,7 @@ def _run_history(args: argparse.Namespace) -> int:
         json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
         return 0
-    print(f"memdedup history: {args.scope} in {_message(args.db)}: {len(histories)} memories")
+    print(f"memdedup history: {args.scope} in {display_name(args.db)}: {len(histories)} memories")
     for node, history in histories:
         state = f", retracted ({_shorten(node.retraction_reason, 80)})" if node.retracted else ""
         print(f"\n{node.id} ({node.layer}, {node.mentions} mentions{state})")
@@ -900,7 +1024,8 @@ def _run_consolidate(args: argparse.Namespace) -> int:
         return 0
     counts = report.counts()
     print(
-        f"memdedup consolidate: {_message(args.db)}: {counts['rows']} memories in {counts['scopes']} scopes "
+        f"memdedup consolidate: {display_name(args.db)}: {counts['rows']} memories in {counts['scopes']} "
+        "scopes "
         f"(threshold {report.threshold}, min-chars {report.min_chars}, guards {report.guards}): "
         f"{counts['merges']} merges ({counts['restated']} restated, {counts['updated']} updated)"
     )
@@ -986,7 +1111,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``memdedup`` argument parser, with every subcommand in ``_SUBCOMMANDS``."""
     from memdedup import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="memdedup",
         description="Exact, fast write and recall hygiene for LLM-agent memory.",
         epilog="Run 'memdedup COMMAND --help' for a command's options, defaults and examples.",
@@ -1001,7 +1126,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``memdedup`` with ``argv`` (default: the process arguments); returns the exit status."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        _refuse_unrecognized(parser, args, extra)
     try:
         status = int(args.func(args))
         # Flushed here, not at exit: a reader that went away (``| head``) is answered below.

@@ -26,6 +26,7 @@ import logging
 import math
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -121,6 +122,8 @@ def read_input(
     order: str | None = None,
     blocksize: str | int | None = "64MiB",
     fmt: str | None = None,
+    multiline: bool = False,
+    json_columns: Sequence[str] = (),
 ) -> dd.DataFrame:
     """A Dask DataFrame of ``path``: Parquet (a ``.parquet``/``.pq`` file or a directory), CSV (``.csv``),
     JSON lines (``.jsonl``/``.ndjson``) or text (anything else: one label per line); ``.gz`` on the
@@ -134,10 +137,11 @@ def read_input(
 
     A ``scope`` or ``layer`` column the file does not have is added as :data:`memdedup.tables.MISSING`
     for every row (one partition, as the in-process engine does without it); the label column must be
-    there. ``order``, when given, must be in the file and is read as integers.
+    there. ``order``, when given, must be in the file and is read as integers. ``multiline`` and
+    ``json_columns`` apply to a local file as :func:`memdedup.tables.read_columns` applies them.
     """
     with _keep_types():
-        return _read_input(path, label, scope, layer, order, blocksize, fmt)
+        return _read_input(path, label, scope, layer, order, blocksize, fmt, multiline, json_columns)
 
 
 def _read_input(
@@ -148,6 +152,8 @@ def _read_input(
     order: str | None,
     blocksize: str | int | None,
     fmt: str | None,
+    multiline: bool = False,
+    json_columns: Sequence[str] = (),
 ) -> dd.DataFrame:
     url = os.fspath(path)
     p = Path(url)
@@ -160,7 +166,9 @@ def _read_input(
         raise InvalidInputError(f"cannot read {path}: no such file or directory")
     others = [c for c in (scope, layer, order) if c is not None]
     if local and not p.is_dir():
-        labels, columns, name = tables.read_columns(url, label, others, fmt=kind)
+        labels, columns, name = tables.read_columns(
+            url, label, others, fmt=kind, multiline=multiline, json_columns=json_columns
+        )
         if order is not None and columns.get(order) is None:
             raise InvalidInputError(f"{name}: no {order!r} column")
         data = {label: labels}
@@ -168,11 +176,15 @@ def _read_input(
             values = columns.get(c)
             data[c] = values if values is not None else [tables.MISSING] * len(labels)
         frame = pd.DataFrame({c: pd.Series(v, dtype=object) for c, v in data.items()})
+        if order is not None and kind == "parquet":  # typed already: ints, or refused (not coerced)
+            frame[order] = _order_column(data[order], name, order)
         size = input_size(url) or 0
         block = dask.utils.parse_bytes(blocksize) if blocksize is not None else size or 1
         parts = max(1, min(len(frame), -(-size // max(1, block)))) if len(frame) else 1
         frame = dd.from_pandas(frame, npartitions=parts, sort=False)
     else:
+        if json_columns:
+            raise InvalidInputError("json_columns (--json-columns) applies to a local file")
         try:
             frame = _read_remote(url, kind, label, others, blocksize, order)
         except BackendUnavailableError:
@@ -193,6 +205,20 @@ def _read_input(
         if column is not None and column not in frame.columns:
             frame = frame.assign(**{column: tables.MISSING})
     return frame[wanted]
+
+
+def _order_column(values: list[Any], name: str, order: str) -> pd.Series:
+    """A Parquet file's order column as nullable int64 (read cell by cell, it is Python objects): a
+    value that is not an integer is refused, never coerced; a null stays missing (refused later)."""
+    wrong = next((v for v in values if v is not None and (type(v) is bool or not isinstance(v, int))), None)
+    if wrong is not None:
+        raise InvalidInputError(
+            f"{name}: the order column {order!r} must hold integers, not {type(wrong).__name__} ({wrong!r})"
+        )
+    try:
+        return pd.Series(pd.array(values, dtype="Int64"))
+    except (OverflowError, TypeError, ValueError):
+        raise InvalidInputError(f"{name}: the order column {order!r} holds an int beyond 64 bits") from None
 
 
 def _read_remote(
@@ -289,13 +315,13 @@ def _dedup_partition(
     groups = part[_KEY].tolist() if keys else None
     if mode == "replay":
         r = batch.replay(labels, scopes=groups, **params)
-        canonical, reason, score = r.canonical, r.reason, r.score
+        canonical, reason, score, via = r.canonical, r.reason, r.score, None
     else:
         c = batch.clusters(
             labels, mode=cluster, threshold=params["threshold"], min_chars=params["min_chars"], scopes=groups
         )
-        canonical, reason, score = c.canonical, c.reason, c.score
-    return _result(part, labels, canonical, reason, score, out_meta=out_meta, label=label, keys=keys)
+        canonical, reason, score, via = c.canonical, c.reason, c.score, c.via
+    return _result(part, labels, canonical, reason, score, via, out_meta=out_meta, label=label, keys=keys)
 
 
 def _by_row_id(part: pd.DataFrame) -> pd.DataFrame:
@@ -318,21 +344,27 @@ def _result(
     canonical: Any,
     reason: list[str],
     score: Any,
+    via: list[int | None] | None,
     *,
     out_meta: pd.DataFrame,
     label: str,
     keys: tuple[str, ...],
 ) -> pd.DataFrame:
-    """The output rows of ``part`` (sorted by row id): ``canonical`` as row ids."""
+    """The output rows of ``part`` (sorted by row id): ``canonical`` and ``via`` as row ids (``via``:
+    the row whose match linked this one, its canonical in a replay; missing for a canonical)."""
     ids = part[ROW_ID].to_numpy(dtype=np.int64)
+    at = np.asarray(canonical, dtype=np.int64)
+    if via is None:
+        via = [None if c == k else c for k, c in enumerate(at.tolist())]
     out = pd.DataFrame(
         {
             ROW_ID: ids,
             **{k: part[k].to_numpy() for k in keys},
             label: labels,
-            "canonical": ids[np.asarray(canonical, dtype=np.int64)],
+            "canonical": ids[at],
             "reason": reason,
             "score": np.asarray(score, dtype=np.float64),
+            "via": pd.array([None if v is None else int(ids[v]) for v in via], dtype="Int64"),
         }
     )
     return out.astype(out_meta.dtypes.to_dict())
@@ -412,7 +444,9 @@ def _split_clusters(
     labels, group = prepared
     joined = _split_merge(group, *found)
     c = batch.clusters(labels, joined, mode=cluster, threshold=threshold, min_chars=min_chars)
-    return _result(part, labels, c.canonical, c.reason, c.score, out_meta=out_meta, label=label, keys=keys)
+    return _result(
+        part, labels, c.canonical, c.reason, c.score, c.via, out_meta=out_meta, label=label, keys=keys
+    )
 
 
 def _split_gather(keyed: bool, token: str | None, *parts: pd.DataFrame) -> pd.DataFrame:
@@ -606,8 +640,8 @@ def _dedup(
 ) -> dd.DataFrame:
     if mode not in _MODES:
         raise InvalidInputError(f"mode must be 'replay' or 'join', not {mode!r}")
-    if prefix not in ("raw", "normalised"):
-        raise InvalidInputError(f"prefix must be 'raw' or 'normalised', not {prefix!r}")
+    if prefix not in ("raw", "normalised", "none"):
+        raise InvalidInputError(f"prefix must be 'raw', 'normalised' or 'none', not {prefix!r}")
     if cluster not in ("canonical", "components"):
         raise InvalidInputError(f"cluster must be 'canonical' or 'components', not {cluster!r}")
     threshold = batch._check_threshold(threshold)
@@ -693,6 +727,7 @@ def _dedup(
             "canonical": pd.Series(dtype="int64"),
             "reason": pd.Series(dtype="string"),
             "score": pd.Series(dtype="float64"),
+            "via": pd.Series(dtype="Int64"),
         }
     )
     params = {
@@ -784,6 +819,8 @@ def dedup_file(
     fmt: str | None = None,
     timeout: float = 10.0,
     progress: Progress | None = None,
+    multiline: bool = False,
+    json_columns: Sequence[str] = (),
 ) -> batch.DedupRun:
     """``memdedup dedup --engine dask``: dedup a file on a Dask cluster (``scheduler``: an address, tried
     for ``timeout`` seconds, else a :func:`local_client` of ``workers`` processes, closed at the end) and
@@ -796,7 +833,15 @@ def dedup_file(
     client = _connect(scheduler, timeout, shown) if scheduler is not None else local_client(workers)
     with client:
         start = time.perf_counter()
-        frame = read_input(path, label=label, scope=scope, layer=layer, fmt=fmt)
+        frame = read_input(
+            path,
+            label=label,
+            scope=scope,
+            layer=layer,
+            fmt=fmt,
+            multiline=multiline,
+            json_columns=json_columns,
+        )
         layer_used = layer
         if layer is not None and scope is None:
             layer_used = None  # a layer needs a scope column (dedup() refuses one alone)
@@ -832,6 +877,9 @@ def dedup_file(
     score = result["score"].to_numpy(dtype=np.float64, na_value=math.nan)
     parameters: dict[str, Any] = {"threshold": float(threshold), "min_chars": int(min_chars)}
     parameters["prefix" if mode == "replay" else "cluster"] = prefix if mode == "replay" else cluster
+    via = None
+    if mode == "join" and cluster == "components":
+        via = [None if v is pd.NA else int(v) for v in result["via"].tolist()]
     return batch.DedupRun(
         table,
         mode,
@@ -840,6 +888,7 @@ def dedup_file(
         score,
         seconds,
         parameters,
+        via,
     )
 
 

@@ -588,7 +588,7 @@ class _Run:
         )
         if indexed and not self.owned:
             self.store.enable_label_index()
-        self.report = IngestReport(source=source, database=self.store.path)
+        self.report = IngestReport(source=source, database=display_name(self.store.path))
         self.report.warnings.extend(
             f"the database failed its integrity check on open: {problem}"
             for problem in self.store.integrity_problems

@@ -10,6 +10,11 @@
   dropped.
 * Lines are split as Python's universal newlines split them (``\\n``, ``\\r\\n``, ``\\r``) and only so:
   U+2028, ``\\x85`` and the other separators ``str.splitlines`` also splits at stay inside a label.
+* A file that is not text is named, not decoded (:func:`check_not_binary`): a SQLite database (a memory
+  store given where labels or turns are read), a zip (an ``.xlsx``), bzip2, xz and zstd streams, and
+  UTF-16 text without a byte-order mark (a NUL byte beside every character).
+* A path is shown (in a message, a summary, a report) as :func:`display_name` shows it: scrubbed, since
+  a path can hold a credential (``s3://KEY:SECRET@bucket/...``, a token in a folder name).
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from memdedup.errors import InvalidInputError
 
 __all__ = [
     "STDIN",
+    "check_not_binary",
     "decode_utf8",
     "display_name",
     "input_size",
@@ -42,13 +48,30 @@ STDIN = "-"
 GZIP_MAGIC = b"\x1f\x8b"
 PARQUET_MAGIC = b"PAR1"
 UTF8_BOM = b"\xef\xbb\xbf"
+SQLITE_MAGIC = b"SQLite format 3\x00"
 _CHUNK = 1 << 20
 
+# Formats that are not text, by their first bytes: what each is, and what to do instead.
+_BINARY = (
+    (b"PK\x03\x04", "a zip archive (an .xlsx or .docx is one)", "export it as CSV or unzip it first"),
+    (b"\xfd7zXZ\x00", "an xz stream", "decompress it first (unxz); memdedup reads gzip itself"),
+    (b"\x28\xb5\x2f\xfd", "a zstd stream", "decompress it first (unzstd); memdedup reads gzip itself"),
+    (b"7z\xbc\xaf\x27\x1c", "a 7z archive", "extract it first"),
+)
 
-def display_name(path: str | os.PathLike[str]) -> str:
-    """How an input is named in messages: the path as given, ``<stdin>`` for ``-``."""
+
+def display_name(path: str | os.PathLike[str] | None) -> str:
+    """How a path is shown anywhere memdedup shows one (an error, a summary's header, a report's
+    ``input``/``source``/``database``/``out``): as given, ``<stdin>`` for ``-``, and scrubbed
+    (:func:`memdedup.scrub.redact`): a path can hold a credential. The one rule for every command."""
+    if path is None:
+        return ""
     name = os.fspath(path)
-    return "<stdin>" if name == STDIN else name
+    if name == STDIN:
+        return "<stdin>"
+    from memdedup.scrub import redact
+
+    return redact(name)
 
 
 def input_size(path: str | os.PathLike[str]) -> int | None:
@@ -152,9 +175,46 @@ def utf8_error(name: str, data: bytes, exc: UnicodeDecodeError, *, first_line: i
     )
 
 
+def check_not_binary(data: bytes, name: str) -> None:
+    """Refuse ``data`` that is a known format other than text, naming it (see the module docstring): a
+    SQLite database points to ``memdedup consolidate``, UTF-16 to iconv."""
+    if data.startswith(SQLITE_MAGIC):
+        raise InvalidInputError(
+            f"{name} is a SQLite database, not a file of labels or turns: to deduplicate the memories of "
+            f"a store, run memdedup consolidate --db {name}"
+        )
+    for magic, what, instead in _BINARY:
+        if data.startswith(magic):
+            raise InvalidInputError(f"{name} is {what}, not text: {instead}")
+    # bzip2: "BZh", the block size (1-9), then a block's or the end's magic (text may start "BZh").
+    if data[:3] == b"BZh" and data[3:4].isdigit() and data[4:10] in (b"1AY&SY", b"\x17rE8P\x90"):
+        raise InvalidInputError(
+            f"{name} is a bzip2 stream, not text: decompress it first (bunzip2); memdedup reads gzip itself"
+        )
+    if data[:64] and not data[:4096].strip(b"\x00"):
+        raise InvalidInputError(f"{name} holds only NUL bytes, not text (a file never written, or damaged)")
+    if _looks_utf16(data):
+        raise InvalidInputError(
+            f"{name} looks like UTF-16 text without a byte-order mark (a NUL byte beside every character): "
+            "memdedup reads UTF-8 (convert it first, e.g. iconv -f utf-16le -t utf-8)"
+        )
+
+
+def _looks_utf16(data: bytes) -> bool:
+    """Whether the first bytes have a NUL at (nearly) every even or every odd offset: UTF-16 of text
+    that is mostly ASCII. A label that holds a NUL here and there is text (NUL is valid UTF-8)."""
+    head = data[:4096]
+    if len(head) < 8 or head[:2] in (b"\xff\xfe", b"\xfe\xff"):  # a byte-order mark: not UTF-8 at byte 0
+        return False
+    half = len(head) // 2
+    return max(head[0::2].count(0), head[1::2].count(0)) >= 0.9 * half
+
+
 def decode_utf8(data: bytes, name: str) -> str:
     """``data`` as text: strict UTF-8, a leading byte-order mark dropped; an error naming the line and
-    the byte offset of the first byte that is not UTF-8."""
+    the byte offset of the first byte that is not UTF-8, or the format of a file that is not text
+    (:func:`check_not_binary`)."""
+    check_not_binary(data, name)
     bom = len(UTF8_BOM) if data.startswith(UTF8_BOM) else 0
     try:
         return data[bom:].decode("utf-8")

@@ -5,7 +5,12 @@ other name: one label per line), JSON lines (``.jsonl``/``.ndjson``: objects wit
 optional scope and layer fields), CSV (``.csv``: a header row; a UTF-8 byte-order mark is dropped) and
 Parquet (``.parquet``/``.pq``; needs pyarrow). ``-`` is standard input (text unless ``fmt`` says
 otherwise). Bytes are opened as :mod:`memdedup.inputs` opens every input: gzip by its magic bytes, UTF-8
-strictly, errors naming the file, the line and the byte.
+strictly, errors naming the file, the line and the byte; a SQLite database, an archive or UTF-16 is named
+and refused (:func:`memdedup.inputs.check_not_binary`).
+
+No format is guessed: input read as text without being asked for (``fmt`` not given: stdin, a ``.txt``,
+or a name whose extension names no format) whose first non-blank line is a JSON object or array is
+refused, and so is a ``.json`` file (a JSON document): pass ``fmt="jsonl"`` or ``fmt="text"``.
 
 Labels: a missing value (JSON ``null``, a Parquet null, NaN) is the empty label (:mod:`memdedup.missing`);
 any other label must be text: a JSONL label that is a number, boolean, array or object, or a Parquet label
@@ -13,35 +18,59 @@ column that is not string, is an error (``str()`` of such a value is no label an
 given twice on a JSON line, or holding an escaped lone surrogate, is an error naming the line
 (:func:`check_fields`); so is a CSV header naming a column read twice, or a row longer than the header.
 
+CSV is read strictly: a quoted field must end at its closing quote; end of file inside a quoted field is
+an error naming the line where the field opened; and a field that spans lines (a quoted line break) is
+an error naming that line unless ``multiline=True`` (``--multiline``): a stray quote would otherwise
+swallow every row up to the next quote, at exit 0. Blank lines are no rows.
+
 Scope and layer cells keep their type, so they partition exactly as :func:`memdedup.batch.replay` keys
 them: a JSON string, number, boolean or ``null`` is that Python value, an object or array a
 :class:`JSONValue`, and a row without the field :data:`MISSING` (so ``null``, ``""`` and a missing field
-are three partitions, and ``1``, ``1.0``, ``true`` and ``"1"`` four). A CSV cell is always text (a short
-row's absent cell is :data:`MISSING`); a Parquet cell is its column's value (a null is ``None``).
+are three partitions, and ``1``, ``1.0``, ``true`` and ``"1"`` four). A CSV cell is text (a short row's
+absent cell is :data:`MISSING`), unless its column is named in ``json_columns``: then each cell is the
+JSON value it holds (an empty cell :data:`MISSING`); a Parquet cell is its column's value (a null is
+``None``; in a ``json_columns`` column, a string of JSON text and a null :data:`MISSING`).
 
 Output formats, by ``fmt`` or else by extension: ``.jsonl``, ``.csv`` (each optionally ``.gz``) and
 ``.parquet``; ``-`` is standard output (JSON lines unless ``fmt`` says otherwise). Any other extension is
-refused before anything runs. A file is written to a temporary name beside it and renamed when complete,
-so an interrupted or failed run never leaves half a file.
+refused before anything runs. A typed column (scope, layer) keeps its types in every format: JSON lines
+hold them; in CSV, a column whose values are not all text (or that holds both ``""`` and a missing
+value) is written as JSON text, every cell (strings quoted, a missing value an empty cell); in Parquet,
+a column Arrow cannot hold exactly (an int beyond 64 bits, ``1`` beside ``1.0``, ``null`` beside a
+missing value, objects with different keys) is written as JSON text too (a missing value a null).
+:func:`write_records` returns the columns it wrote as JSON text; ``json_columns`` reads them back.
+A file is written to a temporary name beside it and renamed when complete, so an interrupted or failed
+run never leaves half a file; it gets the mode an existing file had, else the umask's
+(:mod:`memdedup.outputs`). CSV is read by :mod:`memdedup.csv_text`.
 """
 
 from __future__ import annotations
 
 import csv
-import io
 import json
 import math
 import os
-import sys
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, cast
+from typing import Any
 
+from memdedup.csv_text import csv_rows, spanning_field
 from memdedup.errors import InvalidInputError
-from memdedup.inputs import STDIN, decode_utf8, display_name, input_size, is_parquet, read_bytes, split_lines
+from memdedup.inputs import (
+    SQLITE_MAGIC,
+    STDIN,
+    check_not_binary,
+    decode_utf8,
+    display_name,
+    input_size,
+    is_parquet,
+    read_bytes,
+    split_lines,
+)
 from memdedup.missing import is_missing, label_text
+from memdedup.outputs import atomic_output
 from memdedup.progress import Progress
 
 __all__ = [
@@ -52,6 +81,7 @@ __all__ = [
     "LabelTable",
     "check_fields",
     "input_format",
+    "json_cell",
     "output_format",
     "parse_jsonl_row",
     "read_columns",
@@ -61,6 +91,9 @@ __all__ = [
 
 INPUT_FORMATS = ("text", "jsonl", "csv", "parquet")
 OUTPUT_FORMATS = ("jsonl", "csv", "parquet")
+# A text input that starts with "[" or "{" is parsed whole, up to this size, to see whether it is a JSON
+# document (refused without --input-format): a larger one would cost its parse for nothing.
+_JSON_DOCUMENT_LIMIT = 64 << 20
 _EXTENSIONS = {".jsonl": "jsonl", ".ndjson": "jsonl", ".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
 
@@ -133,6 +166,37 @@ def cell_json(value: Any) -> Any:
     return str(value)
 
 
+def json_cell(value: Any) -> str:
+    """A scope or layer value as JSON text (a CSV cell or Parquet string of a column written as JSON):
+    what ``json.loads`` reads back as the same value (a NaN as ``NaN``, which Python's json reads)."""
+    if isinstance(value, JSONValue):
+        return value.json
+    if isinstance(value, str | int | float | bool) or value is None:
+        return json.dumps(value, ensure_ascii=False)
+    return json.dumps(str(value), ensure_ascii=False)
+
+
+def _from_json_cell(text: str, where: str, column: str) -> Any:
+    """A cell of a ``json_columns`` column: the value its JSON text holds; an error naming ``where``."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError(
+            f"{where}: the {column!r} cell is not JSON ({exc.msg}): a column read with --json-columns "
+            "holds JSON text in every cell (strings quoted)"
+        ) from None
+    except RecursionError:
+        raise InvalidInputError(f"{where}: the {column!r} cell is not JSON (nested too deeply)") from None
+    if _lone_surrogate(value):
+        raise InvalidInputError(
+            f"{where}: the {column!r} cell holds an escaped lone surrogate (\\ud800-\\udfff without its "
+            "pair): it is no text, and no UTF-8 file can hold it"
+        )
+    if isinstance(value, dict | list):
+        return JSONValue(json.dumps(value, sort_keys=True, ensure_ascii=False))
+    return value
+
+
 def cell_text(value: Any) -> str:
     """A scope or layer value in a CSV cell: text as it is, anything else as its JSON (CSV has no types:
     write ``.jsonl`` or ``.parquet`` to keep them)."""
@@ -179,15 +243,21 @@ def read_label_table(
     layer_column: str | None = "layer",
     fmt: str | None = None,
     progress: Progress | None = None,
+    multiline: bool = False,
+    json_columns: Sequence[str] = (),
 ) -> LabelTable:
     """Read labels from text, JSONL, CSV or Parquet (see the module docstring).
 
     A scope or layer column is used when present; a label column that is missing from a JSONL object,
     a CSV header or a Parquet schema is an error naming the line (or the columns there are), never a
-    silent skip. Every error is an :class:`~memdedup.errors.InvalidInputError`.
+    silent skip. ``multiline`` lets a CSV field hold line breaks; ``json_columns`` (the scope or layer
+    column of a CSV or Parquet input) reads each cell as the JSON value it holds. Every error is an
+    :class:`~memdedup.errors.InvalidInputError`.
     """
     others = [c for c in (scope_column, layer_column) if c is not None]
-    labels, columns, name = read_columns(path, label_column, others, fmt=fmt, progress=progress)
+    labels, columns, name = read_columns(
+        path, label_column, others, fmt=fmt, progress=progress, multiline=multiline, json_columns=json_columns
+    )
     return LabelTable(
         labels,
         columns.get(scope_column) if scope_column is not None else None,
@@ -203,68 +273,158 @@ def read_columns(
     *,
     fmt: str | None = None,
     progress: Progress | None = None,
+    multiline: bool = False,
+    json_columns: Sequence[str] = (),
 ) -> tuple[list[str], dict[str, list[Any] | None], str]:
     """``(labels, {column: values or None when the file has no such column}, name)``: the reader behind
     :func:`read_label_table` and ``memdedup.dask.read_input`` (one rule for both engines)."""
     progress = progress if progress is not None else Progress()
     kind = input_format(path, fmt)
     name = display_name(path)
+    _check_json_columns(json_columns, label_column, others, kind)
+    if multiline and kind != "csv":
+        raise InvalidInputError(f"--multiline applies to CSV input, not {kind} (it would do nothing)")
     with progress.bar("read", input_size(path), unit="B", unit_scale=True) as advance:
         data = read_bytes(path, progress=advance)
+    if data.startswith(SQLITE_MAGIC):
+        check_not_binary(data, name)
     if kind == "parquet":
-        return _read_parquet(data, name, label_column, others)
+        return _read_parquet(data, name, label_column, others, json_columns)
     if is_parquet(data):
         raise InvalidInputError(f"{name} is a Parquet file: name it .parquet, or pass --input-format parquet")
     text = decode_utf8(data, name)
     del data
     if kind == "text":
+        if fmt is None:
+            _check_text_is_meant(path, text, name)
         return split_lines(text), {c: None for c in others}, name
     if kind == "csv":
-        return _read_csv(text, name, label_column, others, progress)
+        return _read_csv(text, name, label_column, others, progress, multiline, json_columns)
     return _read_jsonl(text, name, label_column, others, progress)
 
 
-def _read_csv(
-    text: str, name: str, label: str, others: Sequence[str], progress: Progress
-) -> tuple[list[str], dict[str, list[Any] | None], str]:
-    # csv refuses a field over 128 KiB by default: a long label is still a label (the text is in memory
-    # already, so no limit protects anything here).
-    if csv.field_size_limit() < len(text):
-        csv.field_size_limit(min(len(text), sys.maxsize))
-    reader = csv.DictReader(io.StringIO(text, newline=""))
+def _check_json_columns(json_columns: Sequence[str], label: str, others: Sequence[str], kind: str) -> None:
+    for c in json_columns:
+        if c == label:
+            raise InvalidInputError(
+                f"--json-columns {c!r} is the label column: a label is text, not JSON (name the scope or "
+                "layer column)"
+            )
+        if c not in others:
+            named = ", ".join(others) or "none"
+            raise InvalidInputError(f"--json-columns {c!r} names no scope or layer column (they are {named})")
+    if json_columns and kind not in ("csv", "parquet"):
+        raise InvalidInputError(
+            f"--json-columns applies to CSV and Parquet inputs, not {kind} (JSON lines keep their types)"
+        )
+
+
+def _check_text_is_meant(path: str | os.PathLike[str], text: str, name: str) -> None:
+    """Refuse input read as text that nobody asked to read as text (no ``fmt``) and that holds JSON: a
+    first non-blank line that is a JSON object or array (every JSON line would be a label, at exit 0),
+    whatever the name (``.txt`` too: a file of JSON lines renamed), or a ``.json`` file (a JSON
+    document). ``fmt="text"`` reads it as text on purpose."""
+    suffixes = _suffixes(os.fspath(path)) if os.fspath(path) != STDIN else []
+    if suffixes and suffixes[-1] == ".json":
+        raise InvalidInputError(
+            f"{name} is named .json (a JSON document): dedup reads JSON lines (one object per line; "
+            "convert a document with jq -c '.[]'); pass --input-format jsonl to read it as JSON lines, or "
+            "--input-format text to read each line as a label"
+        )
+    start = re.match(r"\s*", text)
+    at = start.end() if start is not None else 0
+    if at >= len(text) or text[at] not in "{[":
+        return
+    end = len(text)
+    for stop in ("\n", "\r"):
+        found = text.find(stop, at)
+        if found != -1:
+            end = min(end, found)
     try:
-        header = reader.fieldnames or []
-    except csv.Error as exc:
-        raise InvalidInputError(f"{name}:1: not CSV ({exc})") from exc
+        value = json.loads(text[at:end])
+    except (ValueError, RecursionError):
+        value = None
+    if not isinstance(value, dict | list) and len(text) <= _JSON_DOCUMENT_LIMIT:
+        try:  # a JSON document over several lines: "[" or "{" alone on the first
+            document = json.loads(text)
+        except (ValueError, RecursionError):
+            document = None
+        if isinstance(document, dict | list):
+            raise InvalidInputError(
+                f"{name} is a JSON document (a JSON {'object' if isinstance(document, dict) else 'array'} "
+                "over several lines), not one label per line: dedup reads JSON lines (convert it with "
+                "jq -c '.[]'), or pass --input-format text to read each line as a label"
+            )
+    if isinstance(value, dict | list):
+        line = 1 + text.count("\n", 0, at) + text.count("\r", 0, at) - text.count("\r\n", 0, at)
+        raise InvalidInputError(
+            f"{name}:{line}: a JSON {'object' if isinstance(value, dict) else 'array'} where text was "
+            "expected (no format was given, so the input is read as one label per line): pass "
+            "--input-format jsonl to read JSON lines, or --input-format text to read each line as a label"
+        )
+
+
+def _read_csv(
+    text: str,
+    name: str,
+    label: str,
+    others: Sequence[str],
+    progress: Progress,
+    multiline: bool,
+    json_columns: Sequence[str],
+) -> tuple[list[str], dict[str, list[Any] | None], str]:
+    rows = csv_rows(text, name)
+    header: list[str] = []
+    for start, end, row in rows:
+        if end > start and not multiline:
+            raise spanning_field(name, row, row, start, end)
+        if row:
+            header = row
+            break
     if not header:
         raise InvalidInputError(
             f"{name}: no header row (the file is empty); a CSV starts with its column names"
         )
     if label not in header:
-        raise InvalidInputError(f"{name}: the CSV header has no {label!r} column (it has {header})")
+        hint = ""
+        if len(header) == 1 and any(sep in header[0] for sep in ";\t|"):
+            hint = " (is it separated by ';', tabs or '|'? memdedup reads comma-separated CSV)"
+        raise InvalidInputError(f"{name}: the CSV header has no {label!r} column (it has {header}){hint}")
     for c in (label, *others):
         if header.count(c) > 1:
             raise InvalidInputError(
                 f"{name}:1: duplicate column {c!r} in the header: which one holds the values is ambiguous"
             )
-    present = [c for c in others if c in header]
+    for c in json_columns:
+        if c not in header:
+            raise InvalidInputError(f"{name}: --json-columns {c!r}: the CSV header has no such column")
+    at = header.index(label)
+    present = [(c, header.index(c), c in json_columns) for c in others if c in header]
     labels: list[str] = []
-    columns: dict[str, list[Any]] = {c: [] for c in present}
+    columns: dict[str, list[Any]] = {c: [] for c, _, _ in present}
+    width = len(header)
     with progress.bar("parse", None, unit=" rows", unit_scale=True) as advance:
-        try:
-            for row in reader:
-                if None in row:  # csv.DictReader's key for the cells past the header's
-                    raise InvalidInputError(
-                        f"{name}:{reader.line_num}: {len(header) + len(row[None])} fields, but the header "
-                        f"has {len(header)} (an unquoted comma, or a row of another file?)"
-                    )
-                labels.append(label_text(row.get(label)))
-                for c in present:
-                    columns[c].append(cell_value(row, c, csv=True))
-                if len(labels) % 4096 == 0:
-                    advance(4096)
-        except csv.Error as exc:
-            raise InvalidInputError(f"{name}:{reader.line_num}: not CSV ({exc})") from exc
+        for start, end, row in rows:
+            if not row:  # a blank line
+                continue
+            if end > start and not multiline:
+                raise spanning_field(name, header, row, start, end)
+            if len(row) > width:
+                raise InvalidInputError(
+                    f"{name}:{start}: {len(row)} fields, but the header has {width} (an unquoted comma, or "
+                    "a row of another file?)"
+                )
+            labels.append(row[at] if at < len(row) else "")
+            for c, k, as_json in present:
+                if k >= len(row):  # a short row's absent cell
+                    columns[c].append(MISSING)
+                elif as_json:
+                    cell = row[k]
+                    columns[c].append(_from_json_cell(cell, f"{name}:{start}", c) if cell else MISSING)
+                else:
+                    columns[c].append(row[k])
+            if len(labels) % 4096 == 0:
+                advance(4096)
     return labels, {c: columns.get(c) for c in others}, name
 
 
@@ -394,7 +554,7 @@ def check_label_type(name: str, label: str, label_type: Any) -> None:
 
 
 def _read_parquet(
-    data: bytes, name: str, label: str, others: Sequence[str]
+    data: bytes, name: str, label: str, others: Sequence[str], json_columns: Sequence[str] = ()
 ) -> tuple[list[str], dict[str, list[Any] | None], str]:
     pa = _pyarrow(f"reading {name} (Parquet)")
     try:
@@ -405,6 +565,14 @@ def _read_parquet(
     if label not in names:
         raise InvalidInputError(f"{name}: no {label!r} column (it has {names})")
     check_label_type(name, label, parquet.schema_arrow.field(label).type)
+    for c in json_columns:
+        if c not in names:
+            raise InvalidInputError(f"{name}: --json-columns {c!r}: no such column (it has {names})")
+        kind = parquet.schema_arrow.field(c).type
+        if not (pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_null(kind)):
+            raise InvalidInputError(
+                f"{name}: --json-columns {c!r}: the column holds {kind}, not the JSON text of a string column"
+            )
     present = [c for c in others if c in names]
     # One thread: a read on Arrow's pool sometimes left a worker alive at exit, and the process then
     # aborted ("terminate called without an active exception", apache/arrow#34314) after its work.
@@ -413,7 +581,18 @@ def _read_parquet(
     except (pa.ArrowException, OSError) as exc:
         raise InvalidInputError(f"{name}: not a readable Parquet file ({exc})") from exc
     labels = [label_text(v) for v in table.column(label).to_pylist()]
-    return labels, {c: arrow_values(table.column(c)) if c in present else None for c in others}, name
+    columns: dict[str, list[Any] | None] = {}
+    for c in others:
+        if c not in present:
+            columns[c] = None
+        elif c in json_columns:
+            columns[c] = [
+                MISSING if v is None else _from_json_cell(v, f"{name}: row {k + 1}", c)
+                for k, v in enumerate(table.column(c).to_pylist())
+            ]
+        else:
+            columns[c] = arrow_values(table.column(c))
+    return labels, columns, name
 
 
 def arrow_values(column: Any) -> list[Any]:
@@ -439,79 +618,12 @@ def output_format(path: str | os.PathLike[str], fmt: str | None = None) -> str:
     kind = _format(path, fmt, OUTPUT_FORMATS, "output")
     if kind is None:
         raise InvalidInputError(
-            f"unknown output format for {name}: name it .jsonl, .csv or .parquet (.jsonl.gz and .csv.gz "
-            "compress), or pass --output-format"
+            f"unknown output format for {display_name(name)}: name it .jsonl, .csv or .parquet (.jsonl.gz "
+            "and .csv.gz compress), or pass --output-format"
         )
     if kind == "parquet" and name.lower().endswith(".gz"):
-        raise InvalidInputError(f"{name}: Parquet is compressed already; name it .parquet")
+        raise InvalidInputError(f"{display_name(name)}: Parquet is compressed already; name it .parquet")
     return kind
-
-
-@contextmanager
-def _output(path: str | os.PathLike[str], binary: bool) -> Iterator[IO[Any]]:
-    """A stream to ``path`` (stdout for ``-``): a temporary file beside it, renamed when the block ends
-    without an error (removed when it does not). ``.gz`` compresses."""
-    import gzip
-    import tempfile
-
-    name = os.fspath(path)
-    if name == STDIN:
-        sys.stdout.flush()
-        if binary:
-            yield sys.stdout.buffer
-            sys.stdout.buffer.flush()
-        else:
-            wrapper = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", newline="")
-            try:
-                yield wrapper
-                wrapper.flush()
-            finally:
-                wrapper.detach()
-        return
-    target = Path(name)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".part", dir=target.parent or ".")
-    except OSError as exc:
-        raise InvalidInputError(f"cannot write {name}: {exc.strerror or exc}") from exc
-    try:
-        with os.fdopen(fd, "wb") as raw:
-            stream: IO[bytes] = raw
-            if name.lower().endswith(".gz"):
-                stream = cast(
-                    IO[bytes], gzip.GzipFile(filename=target.name[:-3], mode="wb", fileobj=raw, mtime=0)
-                )
-            try:
-                if binary:
-                    yield stream
-                else:
-                    text = io.TextIOWrapper(cast(Any, stream), encoding="utf-8", newline="")
-                    yield text
-                    text.flush()
-                    text.detach()
-            finally:
-                if stream is not raw:
-                    stream.close()
-        os.replace(tmp, target)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise InvalidInputError(f"cannot write {name}: {exc.strerror or exc}") from exc
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def check_writable(path: str | os.PathLike[str]) -> None:
-    """Fail now, before any work, when ``path``'s folder does not exist or is not writable."""
-    name = os.fspath(path)
-    if name == STDIN:
-        return
-    parent = Path(name).parent
-    if not parent.is_dir():
-        raise InvalidInputError(f"cannot write {name}: no such directory {str(parent)!r}")
-    if not os.access(parent, os.W_OK):
-        raise InvalidInputError(f"cannot write {name}: the directory is not writable")
-    if Path(name).is_dir():
-        raise InvalidInputError(f"cannot write {name}: it is a directory")
 
 
 def write_records(
@@ -522,32 +634,50 @@ def write_records(
     fmt: str | None = None,
     total: int | None = None,
     progress: Progress | None = None,
-) -> None:
+    typed: Mapping[str, Sequence[Any] | None] | None = None,
+) -> list[str]:
     """Write ``records`` (dicts with the ``columns``; a key that is absent is a missing cell) as JSON
-    lines, CSV or Parquet (see the module docstring)."""
+    lines, CSV or Parquet (see the module docstring), and return the columns written as JSON text.
+
+    ``typed`` maps each column whose values may be of any type (scope, layer) to all its values, in
+    the order of ``records``: a CSV column among them whose values are not all text is written as JSON
+    text (the header must know before the first row); a Parquet column among them that Arrow cannot
+    hold exactly is written as JSON text too."""
     kind = output_format(path, fmt)
     progress = progress if progress is not None else Progress()
+    typed_values: dict[str, Sequence[Any]] = {
+        c: v for c, v in (typed or {}).items() if c in columns and v is not None
+    }
+    as_json: list[str] = []
     with progress.bar("write", total, unit=" rows", unit_scale=True) as advance:
         counted = _counting(records, advance)
         if kind == "jsonl":
-            with _output(path, binary=False) as out:
+            with atomic_output(path, binary=False) as out:
                 for record in counted:
                     row = {
                         c: cell_json(record[c]) for c in columns if c in record and record[c] is not MISSING
                     }
                     out.write(json.dumps(row, ensure_ascii=False) + "\n")
         elif kind == "csv":
-            with _output(path, binary=False) as out:
+            as_json = [c for c, values in typed_values.items() if _needs_json_text(values)]
+            with atomic_output(path, binary=False) as out:
                 writer = csv.writer(out, lineterminator="\n")
                 writer.writerow(columns)
+                cells = [(c, _csv_json_cell if c in as_json else _csv_cell) for c in columns]
                 for record in counted:
-                    writer.writerow([_csv_cell(record.get(c, MISSING)) for c in columns])
+                    writer.writerow([cell(record.get(c, MISSING)) for c, cell in cells])
         else:
             pa = _pyarrow(f"writing {display_name(path)} (Parquet)")
             rows = list(counted)
-            arrays = {c: _arrow_array(pa, [r.get(c, MISSING) for r in rows]) for c in columns}
-            with _output(path, binary=True) as out:
+            arrays = {}
+            for c in columns:
+                values = [r.get(c, MISSING) for r in rows]
+                arrays[c], text = _arrow_array(pa, values, exact=c in typed_values)
+                if text and c in typed_values:
+                    as_json.append(c)
+            with atomic_output(path, binary=True) as out:
                 pa.parquet.write_table(pa.table(arrays), out)
+    return as_json
 
 
 def _counting(records: Iterable[dict[str, Any]], advance: Callable[[int], None]) -> Iterator[dict[str, Any]]:
@@ -560,6 +690,20 @@ def _counting(records: Iterable[dict[str, Any]], advance: Callable[[int], None])
     advance(n % 4096)
 
 
+def _needs_json_text(values: Sequence[Any]) -> bool:
+    """Whether a typed column needs JSON text in CSV: a value that is not text, or both ``""`` and a
+    missing value (one empty cell each)."""
+    seen_missing = seen_empty = False
+    for v in values:
+        if v is MISSING:
+            seen_missing = True
+        elif type(v) is not str:
+            return True
+        elif not v:
+            seen_empty = True
+    return seen_missing and seen_empty
+
+
 def _csv_cell(value: Any) -> str:
     if value is None or value is MISSING:
         return ""
@@ -570,16 +714,44 @@ def _csv_cell(value: Any) -> str:
     return cell_text(value)
 
 
-def _arrow_array(pa: Any, values: list[Any]) -> Any:
-    """A Parquet column: the values' own type when they share one (a missing cell a null), else their
-    JSON text."""
+def _csv_json_cell(value: Any) -> str:
+    """A cell of a column written as JSON text: a missing value is an empty cell, anything else JSON."""
+    return "" if value is MISSING else json_cell(value)
+
+
+def _same_cell(written: Any, read: Any) -> bool:
+    """Whether ``read`` (a value back from Arrow, as :func:`arrow_values` gives it) is ``written``:
+    the same type and value (a missing value reads back as a null)."""
+    if written is MISSING:
+        return read is None
+    if isinstance(written, JSONValue):
+        return isinstance(read, JSONValue) and read.json == written.json
+    if type(written) is not type(read):
+        return False
+    if isinstance(written, float) and math.isnan(written):
+        return math.isnan(read)
+    return bool(written == read)
+
+
+def _arrow_array(pa: Any, values: list[Any], *, exact: bool = False) -> tuple[Any, bool]:
+    """A Parquet column and whether it holds JSON text: the values' own type when Arrow takes them (a
+    missing cell a null) and, with ``exact``, gives every one back with its type and value; else their
+    JSON text (a missing cell a null, a JSON ``null`` the text ``null``)."""
     plain = [
         None if v is MISSING else (json.loads(v.json) if isinstance(v, JSONValue) else v) for v in values
     ]
     try:
-        return pa.array(plain)
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        return pa.array(
-            [None if v is None else json.dumps(v, ensure_ascii=False, sort_keys=True) for v in plain],
-            type=pa.string(),
-        )
+        array = pa.array(plain)
+    except (pa.ArrowException, OverflowError, TypeError, ValueError):
+        array = None
+    if array is not None and exact:
+        back = arrow_values(array)
+        has_none = any(v is None for v in values)
+        if (has_none and any(v is MISSING for v in values)) or not all(
+            _same_cell(w, r) for w, r in zip(values, back, strict=True)
+        ):
+            array = None
+    if array is not None:
+        return array, False
+    cells = [None if v is MISSING else json_cell(v) for v in values]
+    return pa.array(cells, type=pa.string()), True

@@ -1275,6 +1275,9 @@ def tune(
     ``threshold`` (the guards' trade-off and every gate's cost there, and each gate's at its best-F1
     threshold): what ``memdedup tune`` prints."""
     pairs = load_pairs(path)
+    source = "bundled restatement corpus" if path is None else display_name(path)
+    if not pairs:
+        raise InvalidInputError(f"{source}: no labelled pairs (the input is empty): nothing to measure")
     ts = parse_thresholds(thresholds) if isinstance(thresholds, str) else np.asarray(thresholds, dtype=float)
     prepared = prepare(pairs)
     result = sweep(prepared, ts, min_chars=min_chars, prefix=prefix, guards=guards)
@@ -1282,7 +1285,6 @@ def tune(
     tradeoff = guard_tradeoff(prepared, threshold=threshold, min_chars=min_chars, prefix=prefix)
     gates = gate_costs(prepared, threshold=threshold, min_chars=min_chars, guards=guards)
     gates_best = best_gate_costs(prepared, ts, min_chars=min_chars, guards=guards)
-    source = "bundled restatement corpus" if path is None else os.fspath(path)
     return TuneReport(source, result, detail, tradeoff, gates, gates_best)
 
 
