@@ -226,7 +226,7 @@ mod tests {
         let mut rng = crate::test_rng::Rng(0x9E37_79B9_7F4A_7C15);
         for _ in 0..40_000 {
             let alphabet = ALPHABETS[rng.below(ALPHABETS.len())];
-            let mut pick = |rng: &mut crate::test_rng::Rng| alphabet[rng.below(alphabet.len())];
+            let pick = |rng: &mut crate::test_rng::Rng| alphabet[rng.below(alphabet.len())];
             let n = rng.below(120);
             let hay: Vec<u32> = (0..n).map(|_| pick(&mut rng)).collect();
             let needle: Vec<u32> = if rng.below(2) == 0 && !hay.is_empty() {
@@ -297,14 +297,19 @@ mod tests {
         for (n, m) in [(2_000usize, 1_000usize), (20_000, 10_000), (20_000, 300)] {
             let hay: Vec<Counted> = (0..n).map(|_| Counted(0)).collect();
             for needle in [
-                (0..m).map(|k| Counted(u32::from(k == m - 1))).collect::<Vec<_>>(),
+                (0..m)
+                    .map(|k| Counted(u32::from(k == m - 1)))
+                    .collect::<Vec<_>>(),
                 (0..m).map(|k| Counted(u32::from(k == 0))).collect(),
                 (0..m).map(|k| Counted(u32::from(k == m / 2))).collect(),
             ] {
                 COMPARES.with(|c| c.set(0));
                 assert!(!two_way_contains(&hay, &needle));
                 let compares = COMPARES.with(std::cell::Cell::get);
-                assert!(compares <= 6 * (n + m), "{compares} compares for {n} and {m}");
+                assert!(
+                    compares <= 6 * (n + m),
+                    "{compares} compares for {n} and {m}"
+                );
             }
         }
     }

@@ -53,32 +53,54 @@ impl LabelIndex {
         }
     }
 
-    /// Store `label` in `partition`; returns its slot (insertion number).
+    /// Store `label` in `partition`; returns its insertion number (0, 1, 2, ...: never reused).
     #[pyo3(text_signature = "(self, label, partition)")]
     fn insert(
         &self,
         py: Python<'_>,
         label: &Bound<'_, PyAny>,
         partition: &Bound<'_, PyAny>,
-    ) -> PyResult<u32> {
+    ) -> PyResult<u64> {
         let text = label_text(label)?;
         let part = partition_id(partition)?;
-        run_detached(py, move |_| {
+        run_detached(py, move |cancel| {
             self.core
                 .write()
                 .map_err(|_| poisoned())?
-                .insert(part, text)
+                .insert(part, text, cancel)
         })
     }
 
-    /// Store `labels[k]` in `partitions[k]`, prepared in parallel; returns the first slot.
+    /// Give the live label `number` a new label, keeping its place in the insertion order and its
+    /// partition; False when it is not live.
+    #[pyo3(text_signature = "(self, number, label)")]
+    fn relabel(
+        &self,
+        py: Python<'_>,
+        number: &Bound<'_, PyAny>,
+        label: &Bound<'_, PyAny>,
+    ) -> PyResult<bool> {
+        let text = label_text(label)?;
+        let Ok(seq) = number.extract::<u64>() else {
+            return Ok(false);
+        };
+        run_detached(py, move |cancel| {
+            self.core
+                .write()
+                .map_err(|_| poisoned())?
+                .relabel(seq, text, cancel)
+        })
+    }
+
+    /// Store `labels[k]` in `partitions[k]`, prepared in parallel; returns the first one's insertion
+    /// number (the others follow it).
     #[pyo3(text_signature = "(self, labels, partitions)")]
     fn insert_many(
         &self,
         py: Python<'_>,
         labels: &Bound<'_, PyAny>,
         partitions: &Bound<'_, PyAny>,
-    ) -> PyResult<u32> {
+    ) -> PyResult<u64> {
         let texts = collect(labels, |x| label_text(&x))?;
         let parts = collect(partitions, |x| partition_id(&x))?;
         if texts.len() != parts.len() {
@@ -99,19 +121,19 @@ impl LabelIndex {
         })
     }
 
-    /// Retract a slot; False when it is not live.
-    #[pyo3(text_signature = "(self, slot)")]
-    fn remove(&self, py: Python<'_>, slot: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let Ok(slot) = slot.extract::<u32>() else {
+    /// Retract an insertion number; False when it is not live.
+    #[pyo3(text_signature = "(self, number)")]
+    fn remove(&self, py: Python<'_>, number: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let Ok(seq) = number.extract::<u64>() else {
             return Ok(false);
         };
         run_detached(py, move |_| {
-            self.core.write().map_err(|_| poisoned())?.remove(slot)
+            self.core.write().map_err(|_| poisoned())?.remove(seq)
         })
     }
 
-    /// Every live label of `partition` that `labels_match(stored, label)` accepts, by slot:
-    /// `[(slot, reason, score)]`; with `first`, only the oldest.
+    /// Every live label of `partition` that `labels_match(stored, label)` accepts, oldest first:
+    /// `[(number, reason, score)]`; with `first`, only the oldest.
     #[pyo3(
         signature = (label, partition, *, threshold = DEFAULT_THRESHOLD, min_chars = DEFAULT_MIN_CHARS, first = false),
         text_signature = "(self, label, partition, *, threshold=0.85, min_chars=16, first=False)"
@@ -124,7 +146,7 @@ impl LabelIndex {
         threshold: Threshold,
         min_chars: MinChars,
         first: bool,
-    ) -> PyResult<Vec<(u32, &'static str, f64)>> {
+    ) -> PyResult<Vec<(u64, &'static str, f64)>> {
         let text = label_text(label)?;
         let part = partition_id(partition)?;
         let p = params(threshold, min_chars);
@@ -148,5 +170,54 @@ impl LabelIndex {
         run_detached(py, |_| {
             Ok(self.core.read().map_err(|_| poisoned())?.memory_bytes())
         })
+    }
+
+    /// The partition of the live label `number` (None when it is not live).
+    fn partition_of(&self, py: Python<'_>, number: &Bound<'_, PyAny>) -> PyResult<Option<u32>> {
+        let Ok(seq) = number.extract::<u64>() else {
+            return Ok(None);
+        };
+        run_detached(py, move |_| {
+            Ok(self.core.read().map_err(|_| poisoned())?.partition_of(seq))
+        })
+    }
+
+    /// Live labels in `partition`.
+    fn partition_len(&self, py: Python<'_>, partition: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let part = partition_id(partition)?;
+        run_detached(py, move |_| {
+            Ok(self
+                .core
+                .read()
+                .map_err(|_| poisoned())?
+                .partition_len(part))
+        })
+    }
+
+    /// Whether insertion number `number` is live.
+    fn __contains__(&self, py: Python<'_>, number: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let Ok(seq) = number.extract::<u64>() else {
+            return Ok(false);
+        };
+        run_detached(py, move |_| {
+            Ok(self.core.read().map_err(|_| poisoned())?.contains(seq))
+        })
+    }
+
+    /// Counts a server can export: `{"labels", "partitions", "bytes", "tombstones", "slots",
+    /// "free_slots", "inserted"}`.
+    fn stats(&self, py: Python<'_>) -> PyResult<Vec<(&'static str, u64)>> {
+        let st = run_detached(py, |_| {
+            Ok(self.core.read().map_err(|_| poisoned())?.stats())
+        })?;
+        Ok(vec![
+            ("labels", st.labels as u64),
+            ("partitions", st.partitions as u64),
+            ("bytes", st.bytes as u64),
+            ("tombstones", st.tombstones as u64),
+            ("slots", st.slots as u64),
+            ("free_slots", st.free_slots as u64),
+            ("inserted", st.inserted),
+        ])
     }
 }
