@@ -829,8 +829,11 @@ class SQLiteGraphStore:
         partition = (node.scope_path, node.layer)
         if before is None:
             self._index.inserted(partition, node.id, node.label, in_transaction=True)
-        elif before[2] is None and (before[0], before[1]) != (node.layer, node.label):
-            # A live row's label or layer changed in place: its place in store order is kept, which an
+        elif before[2] is None and before[0] == node.layer and before[1] != node.label:
+            # A live row's label changed in place: the index relabels it, keeping its place in order.
+            self._index.relabeled(partition, node.id, node.label, in_transaction=True)
+        elif before[2] is None and before[0] != node.layer:
+            # A live row moved to another layer: its place in store order is kept, which an
             # insertion-ordered index can only follow by a rebuild of both partitions.
             self._index.reordered((node.scope_path, before[0]), partition, in_transaction=True)
 
