@@ -6,7 +6,9 @@
 //! by a hash set once there are many: O(n) for a label of n elements, whatever the window's width
 //! (a large `min_chars` makes a wide window, not a slower pass).
 //!
-//! Performance notes: the pass it replaced recomputed each window's minimum (O(n x window)) and
+//! Performance notes: a gram's key is a rolled polynomial (one multiply-add a gram, then a
+//! mix), not a hash of its elements recomputed at each position (~40 instructions a gram: the
+//! pass was 12% of the instructions of bench_index's build at 100,000 labels). The pass it replaced recomputed each window's minimum (O(n x window)) and
 //! de-duplicated each new minimiser by a linear scan of those found (O(n^2 / window)): a 2 MB label
 //! took ~16 s to insert and x4 per doubling (issue 37); it now takes milliseconds and polls the
 //! cancel handle every [`POLL`] grams.
@@ -57,16 +59,25 @@ fn pass<T: Sym>(
     cancel: &Cancel,
 ) -> Result<()> {
     let grams = s.len() - gram + 1;
-    // (position, hash), positions ascending and hashes strictly ascending: the front is the
-    // current window's minimum.
+    // (position, key), positions ascending and keys strictly ascending: the front is the current
+    // window's minimum.
     let mut queue: VecDeque<(usize, u64)> = VecDeque::new();
     let mut seen: Option<HashSet<u64, BuildHasherDefault<IdHasher>>> = None;
     let mut last = None;
+    // The gram's polynomial, rolled: one multiply-add a gram, whatever its length.
+    let top = (1..gram).fold(1u64, |p, _| p.wrapping_mul(BASE));
+    let mut poly = s[..gram - 1]
+        .iter()
+        .fold(0u64, |h, c| h.wrapping_mul(BASE).wrapping_add(element(*c)));
     for i in 0..grams {
         if i % POLL == POLL - 1 {
             cancel.check()?;
         }
-        let h = gram_hash(s[i..i + gram].iter().map(|c| c.code()));
+        poly = poly
+            .wrapping_mul(BASE)
+            .wrapping_add(element(s[i + gram - 1]));
+        let h = mix(poly);
+        poly = poly.wrapping_sub(element(s[i]).wrapping_mul(top));
         while queue.back().is_some_and(|&(_, b)| b >= h) {
             queue.pop_back();
         }
@@ -105,15 +116,25 @@ fn pass<T: Sym>(
     Ok(())
 }
 
-/// A gram's hash (its elements as code points, so a narrow and a wide text hash alike).
+/// The multiplier of the grams' polynomial (odd: multiplying by it is a bijection mod 2^64).
+const BASE: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// An element as the polynomial reads it: its code point, so a narrow and a wide text key alike.
 #[inline]
-fn gram_hash(elements: impl Iterator<Item = u32>) -> u64 {
-    let mut h = 0x243F_6A88_85A3_08D3u64;
-    for c in elements {
-        h = (h ^ c as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        h ^= h >> 29;
-    }
-    h
+fn element<T: Sym>(c: T) -> u64 {
+    c.code() as u64 + 1
+}
+
+/// A gram's key: its polynomial `Σ (c_k + 1) BASE^(g-1-k)` mixed (the splitmix64 finaliser, a
+/// bijection), so that the least key of a window is any of its grams alike. A function of the
+/// gram's elements only, which is all the lists' proof needs.
+#[inline]
+fn mix(mut x: u64) -> u64 {
+    x ^= x >> 30;
+    x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x ^= x >> 27;
+    x = x.wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
 }
 
 #[cfg(test)]
@@ -130,7 +151,11 @@ mod tests {
         }
         let hashes: Vec<u64> = cps
             .windows(gram)
-            .map(|g| gram_hash(g.iter().copied()))
+            .map(|g| {
+                mix(g
+                    .iter()
+                    .fold(0u64, |h, &c| h.wrapping_mul(BASE).wrapping_add(c as u64 + 1)))
+            })
             .collect();
         for win in hashes.windows(window) {
             let m = *win.iter().min().unwrap();

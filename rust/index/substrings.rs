@@ -164,16 +164,14 @@ impl Substrings {
         let mut best = (usize::MAX, mins[0]);
         for &m in mins {
             let list = self.all.entry(m).or_default();
-            self.work += list.len();
-            self.dead -= push(list, posting, &live)?;
+            self.dead -= push(list, posting, self.dead > 0, &live, &mut self.work)?;
             let shortest = self.one.get(&m).map_or(0, SmallVec::len);
             if shortest < best.0 {
                 best = (shortest, m);
             }
         }
         let list = self.one.entry(best.1).or_default();
-        self.work += list.len();
-        self.dead -= push(list, posting, &live)?;
+        self.dead -= push(list, posting, self.dead > 0, &live, &mut self.work)?;
         let filed = Self::postings_for(mins);
         self.live += filed;
         Ok(filed)
@@ -259,14 +257,22 @@ impl Substrings {
     }
 }
 
-/// Push a posting on a list; a full list first drops its dead postings, and doubles when over half
-/// of it survives. So between two drops a list of capacity `C` takes at least `C / 2` pushes:
-/// the drops cost O(1) a push, amortised, and a list holds at most as many dead postings as live
-/// ones plus its inline room when it grows. Returns how many it dropped.
-fn push(list: &mut Postings, posting: Posting, live: &impl Fn(&Posting) -> bool) -> Result<usize> {
+/// Push a posting on a list; a full list first drops its dead postings (when the lists hold any:
+/// `any_dead`), and doubles when over half of it survives. So between two drops a list of capacity
+/// `C` takes at least `C / 2` pushes: the drops cost O(1) a push, amortised, and a list holds at
+/// most as many dead postings as live ones plus its inline room when it grows. Returns how many it
+/// dropped; `work` counts the postings it visited.
+fn push(
+    list: &mut Postings,
+    posting: Posting,
+    any_dead: bool,
+    live: &impl Fn(&Posting) -> bool,
+    work: &mut usize,
+) -> Result<usize> {
     let mut dropped = 0;
     let capacity = list.capacity();
-    if list.len() == capacity {
+    if any_dead && list.len() == capacity {
+        *work += list.len();
         list.retain(|p| live(p));
         dropped = capacity - list.len();
         if list.len() * 2 > capacity {
