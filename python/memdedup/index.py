@@ -48,6 +48,8 @@ from memdedup.missing import is_missing
 
 __all__ = ["IndexMatch", "LabelIndex"]
 
+_new_tuple = tuple.__new__
+
 #: An insertion number with no id here: retracted, used up by a failed write, or written by one still
 #: running.
 _VACANT: Any = object()
@@ -273,13 +275,23 @@ class LabelIndex:
         found = self._core.query(
             label, partition, threshold=threshold, min_chars=min_chars, first=first and not guarded
         )
-        out = []
         id_of = self._id_of
+        if not guarded:
+            # A number with no id here was stored by a write that has not returned yet, or retracted
+            # since the core answered: skipped. (tuple.__new__ builds each match at half the cost of
+            # calling the named tuple: a query on a common phrase returns thousands.)
+            out = [
+                _new_tuple(IndexMatch, (found_id, reason, score))
+                for number, reason, score in found
+                if (found_id := id_of.get(number, _VACANT)) is not _VACANT
+            ]
+            return out[:1] if first else out
+        out = []
         for number, reason, score in found:
             found_id = id_of.get(number, _VACANT)
             if found_id is _VACANT:
-                continue  # stored by a write that has not returned yet, or retracted since
-            if guarded and not guards_allow(self._label_of.get(number), label, parsed):
+                continue
+            if not guards_allow(self._label_of.get(number), label, parsed):
                 continue
             out.append(IndexMatch(found_id, reason, score))
             if first:

@@ -138,15 +138,15 @@ impl LabelIndex {
         signature = (label, partition, *, threshold = DEFAULT_THRESHOLD, min_chars = DEFAULT_MIN_CHARS, first = false),
         text_signature = "(self, label, partition, *, threshold=0.85, min_chars=16, first=False)"
     )]
-    fn query(
+    fn query<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         label: &Bound<'_, PyAny>,
         partition: &Bound<'_, PyAny>,
         threshold: Threshold,
         min_chars: MinChars,
         first: bool,
-    ) -> PyResult<Vec<(u64, &'static str, f64)>> {
+    ) -> PyResult<Vec<(u64, Bound<'py, pyo3::types::PyString>, f64)>> {
         let text = label_text(label)?;
         let part = partition_id(partition)?;
         let p = params(threshold, min_chars);
@@ -155,9 +155,18 @@ impl LabelIndex {
             let mut scratch = QueryScratch::with_cancel(cancel);
             core.query(part, &text, &p, first, &mut scratch, cancel)
         })?;
+        // The reasons as two interned strings (one object each, not one a match).
+        let ratio = pyo3::intern!(py, "ratio");
+        let containment = pyo3::intern!(py, "containment");
         Ok(hits
             .into_iter()
-            .map(|(s, r, score)| (s, r.as_str(), score))
+            .map(|(s, r, score)| {
+                let reason = match r {
+                    crate::contract::Reason::Ratio => ratio,
+                    crate::contract::Reason::Containment => containment,
+                };
+                (s, reason.clone(), score)
+            })
             .collect())
     }
 
