@@ -13,8 +13,10 @@
 //! took ~16 s to insert and x4 per doubling (issue 37); it now takes milliseconds and polls the
 //! cancel handle every [`POLL`] grams.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
+
+use smallvec::SmallVec;
 
 use crate::cancel::Cancel;
 use crate::error::{Error, Result};
@@ -61,7 +63,10 @@ fn pass<T: Sym>(
     let grams = s.len() - gram + 1;
     // (position, key), positions ascending and keys strictly ascending: the front is the current
     // window's minimum.
-    let mut queue: VecDeque<(usize, u64)> = VecDeque::new();
+    // A vector and the index of its front (a window of a few grams fits inline; the consumed front
+    // is dropped once it is most of the vector, so the vector stays within twice the window).
+    let mut queue: SmallVec<[(usize, u64); 32]> = SmallVec::new();
+    let mut head = 0usize;
     let mut seen: Option<HashSet<u64, BuildHasherDefault<IdHasher>>> = None;
     let mut last = None;
     // The gram's polynomial, rolled: one multiply-add a gram, whatever its length.
@@ -78,18 +83,22 @@ fn pass<T: Sym>(
             .wrapping_add(element(s[i + gram - 1]));
         let h = mix(poly);
         poly = poly.wrapping_sub(element(s[i]).wrapping_mul(top));
-        while queue.back().is_some_and(|&(_, b)| b >= h) {
-            queue.pop_back();
+        while queue.len() > head && queue[queue.len() - 1].1 >= h {
+            queue.pop();
+        }
+        if head > 32 && head * 2 > queue.len() {
+            queue.drain(..head);
+            head = 0;
         }
         queue.try_reserve(1).map_err(oom)?;
-        queue.push_back((i, h));
-        if queue.front().is_some_and(|&(at, _)| at + window <= i) {
-            queue.pop_front();
+        queue.push((i, h));
+        if queue[head].0 + window <= i {
+            head += 1;
         }
         if i + 1 < window {
             continue;
         }
-        let m = queue.front().map_or(h, |&(_, m)| m);
+        let m = queue[head].1;
         if last == Some(m) {
             continue;
         }

@@ -12,7 +12,7 @@ use crate::simd::{nibble_filter, prefetch};
 use crate::text::Text;
 
 use super::substrings::{element_mask, Posting};
-use super::{posting_live, Hit, LabelIndex, Partition, Run};
+use super::{posting_live, Hit, LabelIndex, Partition, Run, HIST_MAX};
 
 /// The longest incoming label the LCS bound is computed for.
 const LCS_MAX: usize = 4096;
@@ -242,39 +242,45 @@ impl LabelIndex {
         cancel.check()?;
         let need = m_min(la + lb, t).unwrap_or(0);
         alloc::reserve_total(hits, run.slots.len())?;
+        let lcs_on = need > 0 && lb <= LCS_MAX;
         match hx {
-            (Some(c), Some(f)) if la <= 255 && need > 0 => {
+            (Some(c), Some(f)) if la <= HIST_MAX && need > 0 => {
                 nibble_filter(c, &run.packed, need as u32, hits);
-                // The fine histograms of what passed lie scattered in memory: each is asked for a
-                // few hits ahead, so their cache misses overlap.
-                let mut kept = 0;
-                for i in 0..hits.len() {
+                // What passed lies scattered in memory: each record (fine histogram and folded
+                // text, side by side) is asked for a few hits ahead, so their cache misses overlap.
+                let r = Run::record_len(la);
+                for (i, &k) in hits.iter().enumerate() {
+                    if i % 4096 == 4095 {
+                        cancel.check()?;
+                    }
                     if let Some(&ahead) = hits.get(i + PREFETCH_AHEAD) {
-                        prefetch(&run.fine[ahead as usize]);
+                        let at = ahead as usize * r;
+                        prefetch(&run.records[at]);
+                        prefetch(&run.records[at + r - 1]);
                     }
-                    let k = hits[i];
-                    if hist_overlap(f, &run.fine[k as usize]) as usize >= need {
-                        hits[kept] = k;
-                        kept += 1;
+                    let record = &run.records[k as usize * r..(k as usize + 1) * r];
+                    let (fine, text) = record.split_at(BUCKETS);
+                    let fine: &[u8; BUCKETS] = fine.try_into().unwrap_or(&[u8::MAX; BUCKETS]);
+                    if (hist_overlap(f, fine) as usize) < need
+                        || (lcs_on && !lcs.at_least(text, need))
+                    {
+                        continue;
                     }
+                    alloc::push(out, (run.slots[k as usize] as u64) << 1)?;
                 }
-                hits.truncate(kept);
             }
             _ => {
-                hits.clear();
-                hits.extend(0..run.slots.len() as u32);
+                for (n, &slot) in run.slots.iter().enumerate() {
+                    if n % 4096 == 4095 {
+                        cancel.check()?;
+                    }
+                    let entry = &self.entries[slot as usize];
+                    if lcs_on && !lcs.at_least(folded(&entry.text, folded_st), need) {
+                        continue;
+                    }
+                    alloc::push(out, (slot as u64) << 1)?;
+                }
             }
-        }
-        for (n, &k) in hits.iter().enumerate() {
-            if n % 4096 == 4095 {
-                cancel.check()?;
-            }
-            let slot = run.slots[k as usize];
-            let entry = &self.entries[slot as usize];
-            if need > 0 && lb <= LCS_MAX && !lcs.at_least(folded(&entry.text, folded_st), need) {
-                continue;
-            }
-            alloc::push(out, (slot as u64) << 1)?;
         }
         Ok(())
     }

@@ -262,6 +262,7 @@ impl Substrings {
 /// `C` takes at least `C / 2` pushes: the drops cost O(1) a push, amortised, and a list holds at
 /// most as many dead postings as live ones plus its inline room when it grows. Returns how many it
 /// dropped; `work` counts the postings it visited.
+#[inline]
 fn push(
     list: &mut Postings,
     posting: Posting,

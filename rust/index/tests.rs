@@ -362,7 +362,11 @@ fn index_real_corpus_timing() {
                 hist_pass += hits
                     .iter()
                     .filter(|&&k| {
-                        crate::histogram::hist_overlap(&f, &run.fine[k as usize]) as usize >= need
+                        let r = Run::record_len(la);
+                        let at = k as usize * r;
+                        let fine: &[u8; crate::histogram::BUCKETS] =
+                            run.records[at..at + crate::histogram::BUCKETS].try_into().unwrap();
+                        crate::histogram::hist_overlap(&f, fine) as usize >= need
                     })
                     .count();
             }
