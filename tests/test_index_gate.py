@@ -263,7 +263,10 @@ def test_a_label_changed_in_place_is_relabelled_without_a_rebuild(tmp_path: Path
         # Another layer: the row moves partitions (rebuilt in store order).
         store.upsert_node(A, node_id="old", layer="procedural", label="Ann prefers dark mode everywhere!")
         assert node_id(lookup(store, A, "prefers dark mode everywhere", gate="index")) == "new"
-        assert node_id(lookup(store, A, "prefers dark mode everywhere", layer="procedural", gate="index")) == "old"
+        assert (
+            node_id(lookup(store, A, "prefers dark mode everywhere", layer="procedural", gate="index"))
+            == "old"
+        )
         assert_index_holds_the_live_rows(store)
 
 

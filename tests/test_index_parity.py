@@ -27,7 +27,10 @@ def test_the_issue_s_pair() -> None:
     assert memdedup.match_reason("\x00", "ж\x00ж", min_chars=1) == ("containment", 0.5)
     assert memdedup.labels_match("\x00", "ж\x00ж", min_chars=1)
     index = LabelIndex.build(labels, min_chars=1)
-    assert index.query("ж\x00ж", min_chars=1) == [IndexMatch(0, "containment", 0.5), IndexMatch(1, "ratio", 1.0)]
+    assert index.query("ж\x00ж", min_chars=1) == [
+        IndexMatch(0, "containment", 0.5),
+        IndexMatch(1, "ratio", 1.0),
+    ]
     assert [m.id for m in index.query("\x00", min_chars=1)] == [0, 1]
     replayed = batch.replay(labels, min_chars=1, prefix="none")
     assert replayed.canonical.tolist() == [0, 0] and replayed.reason == ["new", "containment"]
@@ -67,10 +70,14 @@ def test_index_queries_agree_with_the_reference(
 
 @settings(max_examples=n_examples(120), deadline=None)
 @given(labels=controls_in_wide_labels(), threshold=thresholds, min_chars=control_min_chars)
-def test_batch_entry_points_agree_with_the_reference(labels: list[str], threshold: float, min_chars: int) -> None:
+def test_batch_entry_points_agree_with_the_reference(
+    labels: list[str], threshold: float, min_chars: int
+) -> None:
     n = len(labels)
     replayed = batch.replay(labels, threshold=threshold, min_chars=min_chars, prefix="none")
-    canonical, reason, score = _reference.replay(labels, [0] * n, threshold=threshold, min_chars=min_chars, prefix="none")
+    canonical, reason, score = _reference.replay(
+        labels, [0] * n, threshold=threshold, min_chars=min_chars, prefix="none"
+    )
     assert replayed.canonical.tolist() == canonical
     assert replayed.reason == reason
     np.testing.assert_array_equal(replayed.score, np.asarray(score))

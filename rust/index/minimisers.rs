@@ -161,9 +161,9 @@ mod tests {
         let hashes: Vec<u64> = cps
             .windows(gram)
             .map(|g| {
-                mix(g
-                    .iter()
-                    .fold(0u64, |h, &c| h.wrapping_mul(BASE).wrapping_add(c as u64 + 1)))
+                mix(g.iter().fold(0u64, |h, &c| {
+                    h.wrapping_mul(BASE).wrapping_add(c as u64 + 1)
+                }))
             })
             .collect();
         for win in hashes.windows(window) {

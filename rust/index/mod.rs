@@ -518,9 +518,7 @@ impl LabelIndex {
             .partitions
             .values()
             .flat_map(|p| p.runs.values())
-            .map(|r| {
-                r.slots.capacity() * 4 + r.packed.capacity() * 8 + r.records.capacity() + 64
-            })
+            .map(|r| r.slots.capacity() * 4 + r.packed.capacity() * 8 + r.records.capacity() + 64)
             .sum();
         let lists: usize = self
             .partitions

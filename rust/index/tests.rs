@@ -364,8 +364,10 @@ fn index_real_corpus_timing() {
                     .filter(|&&k| {
                         let r = Run::record_len(la);
                         let at = k as usize * r;
-                        let fine: &[u8; crate::histogram::BUCKETS] =
-                            run.records[at..at + crate::histogram::BUCKETS].try_into().unwrap();
+                        let fine: &[u8; crate::histogram::BUCKETS] = run.records
+                            [at..at + crate::histogram::BUCKETS]
+                            .try_into()
+                            .unwrap();
                         crate::histogram::hist_overlap(&f, fine) as usize >= need
                     })
                     .count();
