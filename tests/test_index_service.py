@@ -5,6 +5,7 @@ server exports, copies refused, and Ctrl-C on a long label's insert and query.""
 from __future__ import annotations
 
 import copy
+import doctest
 import pickle
 from typing import Any
 
@@ -51,6 +52,12 @@ def test_one_partition_per_distinct_scope_whatever_the_entry_point(make: Any, co
         where = {column: value}
         assert [m.id for m in index.query(LABEL, **where)] == [k], value
     assert index.stats()["partitions"] == len(values)
+
+
+def test_the_module_s_examples_run() -> None:
+    import memdedup.index
+
+    assert doctest.testmod(memdedup.index, optionflags=doctest.ELLIPSIS).failed == 0
 
 
 def test_copies_are_refused_and_the_original_keeps_working() -> None:
