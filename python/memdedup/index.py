@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from array import array
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Any, NamedTuple
 
@@ -83,14 +84,18 @@ class LabelIndex:
         self.threshold = threshold
         self.min_chars = check_min_chars(min_chars)
         self._core = _impl.LabelIndex(self.min_chars)
-        # Ids by the core's insertion numbers (never reused, so a number a query returns names the
-        # label it decided, or none any more), and the numbers by id. Dicts, not lists by slot: they
-        # shrink back as entries leave, so churn does not grow them.
+        # The core's insertion number of each id (numbers are never reused), and by the core's slot
+        # (slots are reused, lowest first, and given back from the top, so these lists follow the
+        # live labels): the number the slot holds (-1: none), its id and label.
         self._number_of: dict[Hashable, int] = {}
-        self._id_of: dict[int, Any] = {}
-        self._label_of: dict[int, Any] = {}
-        # Writes are one at a time (the id checks and the maps change together); reads take no lock:
-        # a number the core returns before its write is recorded here is skipped.
+        self._number_at = array("q")
+        self._id_at: list[Any] = []
+        self._label_at: list[Any] = []
+        # Writes are one at a time (the id checks and the maps change together); reads take no lock.
+        # A write fills a slot's id and label before its number, and a removal clears the number
+        # first: a reader that reads the id and then finds the number it was given knows the id is
+        # that number's (numbers never come back). Anything else is skipped: a write not recorded
+        # yet, or a label retracted since the core answered.
         self._writing = threading.Lock()
         # Partition numbers by (scope, layer) key; a partition's number is freed when its last label
         # leaves, and reused.
@@ -196,11 +201,28 @@ class LabelIndex:
         self._record(first, ids, labels)
 
     def _record(self, first: int, ids: list[Hashable], labels: list[Any]) -> None:
-        """``ids[k]`` and ``labels[k]`` under insertion number ``first + k``."""
-        numbers = range(first, first + len(ids))
-        self._label_of.update(zip(numbers, labels, strict=True))
-        self._id_of.update(zip(numbers, ids, strict=True))
-        self._number_of.update(zip(ids, numbers, strict=True))
+        """``ids[k]`` and ``labels[k]`` under insertion number ``first + k``, at the core's slots."""
+        slots = [self._core.slot_of(first)] if len(ids) == 1 else self._core.slots_of(first, len(ids))
+        top = max(slots, default=-1) + 1
+        if top > len(self._id_at):
+            grow = top - len(self._id_at)
+            self._id_at.extend([_VACANT] * grow)
+            self._label_at.extend([_VACANT] * grow)
+            self._number_at.extend([-1] * grow)
+        id_at, label_at, number_at = self._id_at, self._label_at, self._number_at
+        for k, slot in enumerate(slots):
+            id_at[slot], label_at[slot] = ids[k], labels[k]
+            number_at[slot] = first + k
+        self._number_of.update(zip(ids, range(first, first + len(ids)), strict=True))
+
+    def _clear(self, slot: int) -> None:
+        """Slot ``slot`` holds nothing any more (its number first); the lists give back their top."""
+        self._number_at[slot] = -1
+        self._id_at[slot] = self._label_at[slot] = _VACANT
+        while self._number_at and self._number_at[-1] == -1:
+            self._number_at.pop()
+            self._id_at.pop()
+            self._label_at.pop()
 
     @classmethod
     def build(
@@ -225,9 +247,11 @@ class LabelIndex:
             number = self._number_of.pop(id, None)
             if number is None:
                 return False
+            slot = self._core.slot_of(number)
             partition = self._core.partition_of(number)
             self._core.remove(number)
-            del self._id_of[number], self._label_of[number]  # the caller's objects are no longer held
+            if slot is not None:
+                self._clear(slot)  # the caller's objects are no longer held
             self._forget_partition_if_empty(partition)
             return True
 
@@ -237,15 +261,19 @@ class LabelIndex:
         self._check_id(id)
         with self._writing:
             number = self._number_of[id]
+            slot = self._core.slot_of(number)
             partition = self._core.partition_of(number)
             try:
                 self._core.relabel(number, label)
             except BaseException:
                 if number not in self._core:  # out of memory midway: the core let the label go
-                    del self._number_of[id], self._id_of[number], self._label_of[number]
+                    del self._number_of[id]
+                    if slot is not None:
+                        self._clear(slot)
                     self._forget_partition_if_empty(partition)
                 raise
-            self._label_of[number] = label
+            if slot is not None:
+                self._label_at[slot] = label
 
     # -- reads
 
@@ -274,27 +302,23 @@ class LabelIndex:
             return []
         guarded = parsed is not None and bool(parsed)
         found = self._core.query(
-            label, partition, threshold=threshold, min_chars=min_chars, first=first and not guarded
+            label,
+            partition,
+            threshold=threshold,
+            min_chars=min_chars,
+            first=first and not guarded,
+            slots=True,
         )
-        id_of = self._id_of
-        if not guarded:
-            # A number with no id here was stored by a write that has not returned yet, or retracted
-            # since the core answered: skipped. (tuple.__new__ builds each match at half the cost of
-            # calling the named tuple: a query on a common phrase returns thousands.)
-            out = [
-                _new_tuple(IndexMatch, (found_id, reason, score))
-                for number, reason, score in found
-                if (found_id := id_of.get(number, _VACANT)) is not _VACANT
-            ]
-            return out[:1] if first else out
+        id_at, number_at = self._id_at, self._number_at
         out = []
-        for number, reason, score in found:
-            found_id = id_of.get(number, _VACANT)
-            if found_id is _VACANT:
+        for number, slot, reason, score in found:
+            # The id first, then its number (see __init__): a slot cleared or reused meanwhile fails.
+            found_id = id_at[slot] if slot < len(id_at) else _VACANT
+            if found_id is _VACANT or slot >= len(number_at) or number_at[slot] != number:
                 continue
-            if not guards_allow(self._label_of.get(number), label, parsed):
+            if guarded and not guards_allow(self._label_at[slot], label, parsed):
                 continue
-            out.append(IndexMatch(found_id, reason, score))
+            out.append(_new_tuple(IndexMatch, (found_id, reason, score)))
             if first:
                 break
         return out
@@ -306,7 +330,10 @@ class LabelIndex:
 
     def label(self, id: Hashable) -> Any:
         """The label stored under ``id`` (``KeyError`` when none is)."""
-        return self._label_of[self._number_of[id]]
+        slot = self._core.slot_of(self._number_of[id])
+        if slot is None:
+            raise KeyError(id)
+        return self._label_at[slot]
 
     def __len__(self) -> int:
         return len(self._number_of)
@@ -320,7 +347,7 @@ class LabelIndex:
     def memory_bytes(self) -> int:
         """Bytes held: the core's structures plus this wrapper's id maps (not the label objects, which
         the caller owns)."""
-        maps = (self._number_of, self._id_of, self._label_of, self._partitions, self._key_of)
+        maps = (self._number_of, self._number_at, self._id_at, self._label_at, self._partitions, self._key_of)
         return int(self._core.memory_bytes()) + sum(sys.getsizeof(m) for m in maps)
 
     def stats(self) -> dict[str, int]:

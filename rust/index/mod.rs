@@ -45,7 +45,7 @@ use std::hash::BuildHasherDefault;
 use rayon::prelude::*;
 
 use crate::alloc;
-use crate::bounds::folded;
+use crate::bounds::fold;
 use crate::cancel::Cancel;
 use crate::error::{Error, Result};
 use crate::histogram::{coarse_histogram, histogram, BUCKETS, COARSE};
@@ -67,7 +67,10 @@ type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
 /// One slot: a live label, or a free slot (`alive` false, no text).
 #[derive(Default)]
 struct Entry {
+    /// The label's elements; empty for a narrow label with a record (its run holds the bytes).
     text: Text,
+    /// Its length in elements.
+    len: u32,
     seq: u64,
     partition: u32,
     /// Changes when the label leaves or is relabelled: its postings name the generation they were
@@ -124,8 +127,7 @@ struct Partition {
 struct Prepared {
     text: Text,
     packed: [u8; 8],
-    /// The record (fine histogram, folded text) when the label has one.
-    record: Vec<u8>,
+    fine: [u8; BUCKETS],
     mins: Vec<u64>,
 }
 
@@ -168,10 +170,62 @@ pub struct LabelIndex {
 fn posting_live(entries: &[Entry], p: &Posting) -> bool {
     entries
         .get(p.slot as usize)
-        .is_some_and(|e| e.alive && e.gen == p.gen)
+        .is_some_and(|e| e.alive && p.filed_under(e.gen))
+}
+
+/// A stored label's elements, wherever they are kept ([`LabelIndex::label`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Label<'a> {
+    Narrow(&'a [u8]),
+    Wide(&'a [u32]),
+}
+
+impl Label<'_> {
+    pub(crate) fn len(self) -> usize {
+        match self {
+            Label::Narrow(v) => v.len(),
+            Label::Wide(v) => v.len(),
+        }
+    }
+
+    /// An owned copy (for the oracle).
+    pub(crate) fn to_text(self) -> Result<Text> {
+        Ok(match self {
+            Label::Narrow(v) => Text::Narrow(alloc::copy_of(v)?),
+            Label::Wide(v) => Text::Wide(alloc::copy_of(v)?),
+        })
+    }
+}
+
+/// Whether a label's elements live in its run's record only (a narrow label that has one), not in
+/// its entry: one copy of the bytes, read where the scan reads them.
+fn kept_in_record(text: &Text) -> bool {
+    matches!(text, Text::Narrow(v) if !v.is_empty() && v.len() <= HIST_MAX)
 }
 
 impl LabelIndex {
+    /// The elements of the live label in `slot`.
+    pub(crate) fn label(&self, slot: u32) -> Label<'_> {
+        let e = &self.entries[slot as usize];
+        match &e.text {
+            Text::Wide(v) => Label::Wide(v),
+            Text::Narrow(v) if !v.is_empty() || e.len == 0 => Label::Narrow(v),
+            Text::Narrow(_) => {
+                let len = e.len as usize;
+                let r = Run::record_len(len);
+                let at = e.run_pos as usize * r + BUCKETS;
+                let bytes = self
+                    .partitions
+                    .get(&e.partition)
+                    .and_then(|p| p.runs.get(&len))
+                    .and_then(|run| run.records.get(at..at + len));
+                // A live label is always in its run (the index's invariant): an empty label
+                // here would only ever drop it as a candidate, never accept it.
+                Label::Narrow(bytes.unwrap_or(&[]))
+            }
+        }
+    }
+
     /// An empty index whose containment lists serve queries with `min_chars >= serves` (others
     /// are answered exactly by a scan).
     pub fn new(serves: usize) -> LabelIndex {
@@ -206,16 +260,9 @@ impl LabelIndex {
     fn prepare(&self, text: Text, cancel: &Cancel) -> Result<Prepared> {
         let mut mins = Vec::new();
         Substrings::new(self.serves).minimisers_of(&text, &mut mins, cancel)?;
-        let mut record = Vec::new();
-        if text.len() <= HIST_MAX {
-            alloc::reserve(&mut record, Run::record_len(text.len()))?;
-            record.extend_from_slice(&histogram(&text).unwrap_or([0; BUCKETS]));
-            let mut buf = Vec::new();
-            record.extend_from_slice(folded(&text, &mut buf));
-        }
         Ok(Prepared {
             packed: pack_nibbles(&coarse_histogram(&text).unwrap_or([0; COARSE])),
-            record,
+            fine: histogram(&text).unwrap_or([0; BUCKETS]),
             text,
             mins,
         })
@@ -271,11 +318,22 @@ impl LabelIndex {
             },
         )?;
         self.reserve(prepared.len())?;
+        let mut placed = Ok(());
         for (k, (p, &part)) in prepared.into_iter().zip(partitions).enumerate() {
             if k % 4096 == 0 {
-                cancel.check()?;
+                placed = cancel.check();
             }
-            self.place(part, p, None)?;
+            placed = placed.and_then(|()| self.place(part, p, None).map(drop));
+            if placed.is_err() {
+                break;
+            }
+        }
+        if let Err(e) = placed {
+            // All or nothing: what was placed is taken out again.
+            for seq in first..self.next_seq {
+                self.remove(seq)?;
+            }
+            return Err(e);
         }
         Ok(first)
     }
@@ -300,7 +358,7 @@ impl LabelIndex {
         let run = part.runs.entry(len).or_default();
         let reserved = alloc::reserve(&mut run.slots, 1)
             .and_then(|()| alloc::reserve(&mut run.packed, 1))
-            .and_then(|()| alloc::reserve(&mut run.records, p.record.len()));
+            .and_then(|()| alloc::reserve(&mut run.records, Run::record_len(len)));
         let slot = match (reserved, relabel) {
             (Err(e), Some(slot)) => {
                 let seq = self.entries[slot as usize].seq;
@@ -323,7 +381,13 @@ impl LabelIndex {
         let run_pos = run.slots.len() as u32;
         run.slots.push(slot);
         run.packed.push(p.packed);
-        run.records.extend_from_slice(&p.record);
+        if Run::record_len(len) > 0 {
+            run.records.extend_from_slice(&p.fine);
+            match &p.text {
+                Text::Narrow(v) => run.records.extend_from_slice(v),
+                Text::Wide(v) => run.records.extend(v.iter().map(|&c| fold(c))),
+            }
+        }
         let gen = self.next_gen;
         self.next_gen = self.next_gen.wrapping_add(1);
         let seq = match relabel {
@@ -338,8 +402,14 @@ impl LabelIndex {
             }
         };
         let mask = element_mask(&p.text);
+        let text = if kept_in_record(&p.text) {
+            Text::default()
+        } else {
+            p.text
+        };
         self.entries[slot as usize] = Entry {
-            text: p.text,
+            text,
+            len: u32::try_from(len).unwrap_or(u32::MAX),
             seq,
             partition,
             gen,
@@ -354,7 +424,7 @@ impl LabelIndex {
         let subs = part
             .substrings
             .get_or_insert_with(|| Substrings::new(serves));
-        let posting = Posting::new(slot, gen, u32::try_from(len).unwrap_or(u32::MAX), mask);
+        let posting = Posting::new(slot, gen, len, mask);
         let entries = &self.entries;
         match subs.insert(&p.mins, posting, |q| posting_live(entries, q)) {
             Ok(filed) => {
@@ -375,7 +445,7 @@ impl LabelIndex {
         let entry = &mut self.entries[slot as usize];
         let (partition, len, run_pos, filed) = (
             entry.partition,
-            entry.text.len(),
+            entry.len as usize,
             entry.run_pos as usize,
             entry.postings as usize,
         );
@@ -423,8 +493,8 @@ impl LabelIndex {
         let entry = &mut self.entries[slot as usize];
         entry.alive = false;
         let partition = entry.partition;
-        let text = std::mem::take(&mut entry.text);
-        drop(text);
+        entry.text = Text::default();
+        entry.len = 0;
         self.live -= 1;
         if let Some(part) = self.partitions.get_mut(&partition) {
             part.live -= 1;
@@ -491,6 +561,11 @@ impl LabelIndex {
     pub fn partition_of(&self, seq: u64) -> Option<u32> {
         let &slot = self.slot_of.get(&seq)?;
         Some(self.entries[slot as usize].partition)
+    }
+
+    /// The slot of the live label `seq`.
+    pub fn slot_of(&self, seq: u64) -> Option<u32> {
+        self.slot_of.get(&seq).copied()
     }
 
     /// Live labels in `partition`.

@@ -2,7 +2,7 @@
 //! by the contract, oldest first.
 
 use crate::alloc;
-use crate::bounds::{folded, m_min, Lcs};
+use crate::bounds::{fold, folded, m_min, Lcs};
 use crate::cancel::Cancel;
 use crate::contract::{self, Decision, MatchParams, PairDecider, Reason};
 use crate::error::Result;
@@ -12,7 +12,7 @@ use crate::simd::{nibble_filter, prefetch};
 use crate::text::Text;
 
 use super::substrings::{element_mask, Posting};
-use super::{posting_live, Hit, LabelIndex, Partition, Run, HIST_MAX};
+use super::{posting_live, Hit, Label, LabelIndex, Partition, Run, HIST_MAX};
 
 /// The longest incoming label the LCS bound is computed for.
 const LCS_MAX: usize = 4096;
@@ -65,7 +65,7 @@ impl QueryScratch {
     /// matching block, the longest there is, so difflib's `M` is its length exactly.
     fn decide(
         &mut self,
-        stored: &Text,
+        stored: Label<'_>,
         incoming: &Text,
         known_contained: bool,
         p: &MatchParams,
@@ -83,7 +83,7 @@ impl QueryScratch {
                 score,
             });
         }
-        if let (Text::Narrow(a), Text::Narrow(b)) = (stored, incoming) {
+        if let (Label::Narrow(a), Text::Narrow(b)) = (stored, incoming) {
             if !self.built.0 {
                 self.narrow.reserve_for(lb)?;
                 self.narrow.rebuild(b, true, None);
@@ -98,14 +98,17 @@ impl QueryScratch {
             self.wide.rebuild(&self.wide_incoming, true, None);
             self.built.1 = true;
         }
-        stored.codepoints_into(&mut self.wide_stored)?;
         self.matcher.reserve_for::<u32>(la, lb)?;
-        Ok(contract::decide(
-            &mut self.matcher,
-            &self.wide_stored,
-            &self.wide,
-            p,
-        ))
+        let a: &[u32] = match stored {
+            Label::Wide(a) => a,
+            Label::Narrow(a) => {
+                self.wide_stored.clear();
+                alloc::reserve(&mut self.wide_stored, a.len())?;
+                self.wide_stored.extend(a.iter().map(|&c| c as u32));
+                &self.wide_stored
+            }
+        };
+        Ok(contract::decide(&mut self.matcher, a, &self.wide, p))
     }
 }
 
@@ -158,7 +161,7 @@ impl LabelIndex {
             // One decision with its reason and exact ratio: the candidates that reach here mostly
             // match (on the real corpus 82 of 82 a query), so deciding `labels_match` first and the
             // reason after would compute most ratios twice.
-            let d = match s.decide(&self.entries[slot as usize].text, incoming, known, p) {
+            let d = match s.decide(self.label(slot), incoming, known, p) {
                 Ok(d) => d,
                 Err(e) => {
                     result = Err(e);
@@ -274,9 +277,18 @@ impl LabelIndex {
                     if n % 4096 == 4095 {
                         cancel.check()?;
                     }
-                    let entry = &self.entries[slot as usize];
-                    if lcs_on && !lcs.at_least(folded(&entry.text, folded_st), need) {
-                        continue;
+                    if lcs_on {
+                        let text = match self.label(slot) {
+                            Label::Narrow(v) => v,
+                            Label::Wide(v) => {
+                                folded_st.clear();
+                                folded_st.extend(v.iter().map(|&c| fold(c)));
+                                &folded_st[..]
+                            }
+                        };
+                        if !lcs.at_least(text, need) {
+                            continue;
+                        }
                     }
                     alloc::push(out, (slot as u64) << 1)?;
                 }
@@ -309,18 +321,14 @@ impl LabelIndex {
                 subs.minimisers_of(incoming, &mut s.mins, cancel)?;
                 let mins = std::mem::take(&mut s.mins);
                 let mask = element_mask(incoming);
-                let mut tested = 0usize;
+                // A posting's length, or its label's when the posting holds "LEN_MAX or more".
+                let len_of = |p: &Posting| p.len().unwrap_or_else(|| self.label(p.slot).len());
                 let mut test = |posting: Posting, s: &mut QueryScratch| -> Result<()> {
-                    tested += 1;
-                    if tested % 256 == 0 {
-                        cancel.check()?;
-                    }
-                    let len = posting.len as usize;
-                    if !outside(len) || !posting_live(&self.entries, &posting) {
+                    cancel.check()?;
+                    if !outside(len_of(&posting)) || !posting_live(&self.entries, &posting) {
                         return Ok(());
                     }
-                    let entry = &self.entries[posting.slot as usize];
-                    if reader.contained(&entry.text, mc)? {
+                    if reader.contained(self.label(posting.slot), mc)? {
                         alloc::push(&mut s.candidates, (posting.slot as u64) << 1 | 1)?;
                     }
                     Ok(())
@@ -328,7 +336,7 @@ impl LabelIndex {
                 let mut result = Ok(());
                 for posting in subs.containing(&mins) {
                     // Equal lengths: the labels are identical (outside the window when t > 1).
-                    if posting.len as usize >= lb && mask & !posting.mask() == 0 {
+                    if len_of(posting) >= lb && mask & !posting.mask() == 0 {
                         result = test(*posting, s);
                         if result.is_err() {
                             break;
@@ -337,7 +345,7 @@ impl LabelIndex {
                 }
                 if result.is_ok() {
                     for posting in subs.contained(&mins) {
-                        let len = posting.len as usize;
+                        let len = len_of(&posting);
                         if len < lb && len >= mc && posting.mask() & !mask == 0 {
                             result = test(posting, s);
                             if result.is_err() {
@@ -359,8 +367,7 @@ impl LabelIndex {
                         if n % 1024 == 1023 {
                             cancel.check()?;
                         }
-                        let entry = &self.entries[slot as usize];
-                        if reader.contained(&entry.text, mc)? {
+                        if reader.contained(self.label(slot), mc)? {
                             alloc::push(&mut s.candidates, (slot as u64) << 1 | 1)?;
                         }
                     }
@@ -379,18 +386,21 @@ impl LabelIndex {
         first: bool,
         decider: &mut PairDecider,
     ) -> Result<Vec<Hit>> {
-        let mut live: Vec<&super::Entry> = self
+        let mut live: Vec<(u64, u32)> = self
             .entries
             .iter()
-            .filter(|e| e.alive && e.partition == partition)
+            .enumerate()
+            .filter(|(_, e)| e.alive && e.partition == partition)
+            .map(|(slot, e)| (e.seq, slot as u32))
             .collect();
-        live.sort_unstable_by_key(|e| e.seq);
+        live.sort_unstable();
         let mut found = Vec::new();
-        for entry in live {
-            if decider.matches(&entry.text, incoming, p)? {
-                let d = decider.decide(&entry.text, incoming, p)?;
+        for (seq, slot) in live {
+            let text = self.label(slot).to_text()?;
+            if decider.matches(&text, incoming, p)? {
+                let d = decider.decide(&text, incoming, p)?;
                 if let Some(reason) = d.reason {
-                    found.push((entry.seq, reason, d.score));
+                    found.push((seq, reason, d.score));
                     if first {
                         break;
                     }
@@ -414,8 +424,8 @@ impl<'t> Incoming<'t> {
     }
 
     /// The containment rule between a stored label and this one, of any widths.
-    fn contained(&mut self, stored: &Text, min_chars: usize) -> Result<bool> {
-        if let (Text::Narrow(a), Text::Narrow(b)) = (stored, self.text) {
+    fn contained(&mut self, stored: Label<'_>, min_chars: usize) -> Result<bool> {
+        if let (Label::Narrow(a), Text::Narrow(b)) = (stored, self.text) {
             return Ok(contract::contained(a, b, min_chars));
         }
         if self.wide.is_none() {
@@ -423,13 +433,11 @@ impl<'t> Incoming<'t> {
         }
         let b = self.wide.as_deref().unwrap_or(&[]);
         match stored {
-            Text::Wide(a) => Ok(contract::contained(a, b, min_chars)),
-            Text::Narrow(a) => {
-                let a: Vec<u32> = alloc::with_capacity(a.len()).map(|mut v: Vec<u32>| {
-                    v.extend(a.iter().map(|&c| c as u32));
-                    v
-                })?;
-                Ok(contract::contained(&a, b, min_chars))
+            Label::Wide(a) => Ok(contract::contained(a, b, min_chars)),
+            Label::Narrow(a) => {
+                let mut wide: Vec<u32> = alloc::with_capacity(a.len())?;
+                wide.extend(a.iter().map(|&c| c as u32));
+                Ok(contract::contained(&wide, b, min_chars))
             }
         }
     }

@@ -50,25 +50,48 @@ const MAX_GRAM: usize = 8;
 /// Dead postings tolerated before a sweep, beside as many as there are live ones.
 const SWEEP_MIN: usize = 4096;
 
-/// A stored label on a list: its slot and generation (whether the posting is still live), length
-/// and element mask (so the length test and the mask test need no other memory). Five `u32`s: the
-/// mask is split so that the posting aligns to 4 bytes (20 bytes, not 24).
+/// A stored label on a list: its slot, the low bits of its generation (whether the posting is still
+/// live), its length and element mask (so the length test and the mask test need no other memory).
+/// Four `u32`s (16 bytes): the length and the generation share one, the mask is split so that the
+/// posting aligns to 4 bytes.
+///
+/// Only [`GEN_BITS`] of the generation are kept: a dead posting whose generation agrees with its
+/// slot's current one by chance (one in 4,096) is taken for live. That costs a substring test of
+/// the slot's current label (every candidate is tested, so never an answer) and keeps the posting
+/// until the slot's label changes again; it does not change what a query returns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Posting {
     pub slot: u32,
-    pub gen: u32,
-    pub len: u32,
+    len_gen: u32,
     mask: [u32; 2],
 }
 
+/// Generation bits a posting keeps.
+pub const GEN_BITS: u32 = 12;
+/// The largest length a posting holds; a longer label's posting holds this ("this or more").
+pub const LEN_MAX: u32 = (1 << (32 - GEN_BITS)) - 1;
+
 impl Posting {
-    pub fn new(slot: u32, gen: u32, len: u32, mask: u64) -> Posting {
+    pub fn new(slot: u32, gen: u32, len: usize, mask: u64) -> Posting {
+        let len = u32::try_from(len).unwrap_or(LEN_MAX).min(LEN_MAX);
         Posting {
             slot,
-            gen,
-            len,
+            len_gen: len << GEN_BITS | gen & ((1 << GEN_BITS) - 1),
             mask: [mask as u32, (mask >> 32) as u32],
         }
+    }
+
+    /// The label's length, None when it is [`LEN_MAX`] or more (then read the label's).
+    #[inline]
+    pub fn len(&self) -> Option<usize> {
+        let len = self.len_gen >> GEN_BITS;
+        (len < LEN_MAX).then_some(len as usize)
+    }
+
+    /// Whether the posting was filed under generation `gen` (its low bits).
+    #[inline]
+    pub fn filed_under(&self, gen: u32) -> bool {
+        (self.len_gen ^ gen) & ((1 << GEN_BITS) - 1) == 0
     }
 
     #[inline]

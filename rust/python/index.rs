@@ -7,6 +7,7 @@
 use std::sync::RwLock;
 
 use pyo3::prelude::*;
+use pyo3::types::PyList;
 
 use super::coerce::{collect, params, MinChars, Threshold, DEFAULT_MIN_CHARS, DEFAULT_THRESHOLD};
 use super::error::to_pyerr;
@@ -133,11 +134,14 @@ impl LabelIndex {
     }
 
     /// Every live label of `partition` that `labels_match(stored, label)` accepts, oldest first:
-    /// `[(number, reason, score)]`; with `first`, only the oldest.
+    /// `[(number, reason, score)]`; with `first`, only the oldest. With `slots`, each match also
+    /// names the slot its label lives in: `[(number, slot, reason, score)]` (slots are reused:
+    /// the number tells which label the slot held).
     #[pyo3(
-        signature = (label, partition, *, threshold = DEFAULT_THRESHOLD, min_chars = DEFAULT_MIN_CHARS, first = false),
-        text_signature = "(self, label, partition, *, threshold=0.85, min_chars=16, first=False)"
+        signature = (label, partition, *, threshold = DEFAULT_THRESHOLD, min_chars = DEFAULT_MIN_CHARS, first = false, slots = false),
+        text_signature = "(self, label, partition, *, threshold=0.85, min_chars=16, first=False, slots=False)"
     )]
+    #[allow(clippy::too_many_arguments)]
     fn query<'py>(
         &self,
         py: Python<'py>,
@@ -146,28 +150,64 @@ impl LabelIndex {
         threshold: Threshold,
         min_chars: MinChars,
         first: bool,
-    ) -> PyResult<Vec<(u64, Bound<'py, pyo3::types::PyString>, f64)>> {
+        slots: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
         let text = label_text(label)?;
         let part = partition_id(partition)?;
         let p = params(threshold, min_chars);
         let hits = run_detached(py, move |cancel| {
             let core = self.core.read().map_err(|_| poisoned())?;
             let mut scratch = QueryScratch::with_cancel(cancel);
-            core.query(part, &text, &p, first, &mut scratch, cancel)
+            let hits = core.query(part, &text, &p, first, &mut scratch, cancel)?;
+            let slots: Vec<u32> = if slots {
+                hits.iter()
+                    .map(|h| core.slot_of(h.0).unwrap_or(u32::MAX))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            Ok((hits, slots))
         })?;
         // The reasons as two interned strings (one object each, not one a match).
         let ratio = pyo3::intern!(py, "ratio");
         let containment = pyo3::intern!(py, "containment");
-        Ok(hits
-            .into_iter()
-            .map(|(s, r, score)| {
-                let reason = match r {
-                    crate::contract::Reason::Ratio => ratio,
-                    crate::contract::Reason::Containment => containment,
-                };
-                (s, reason.clone(), score)
-            })
-            .collect())
+        let (hits, slot_list) = hits;
+        let out = PyList::empty(py);
+        for (k, (number, r, score)) in hits.into_iter().enumerate() {
+            let reason = match r {
+                crate::contract::Reason::Ratio => ratio,
+                crate::contract::Reason::Containment => containment,
+            };
+            if slots {
+                out.append((number, slot_list[k], reason, score))?;
+            } else {
+                out.append((number, reason, score))?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// The slot of the live label `number` (None when it is not live).
+    fn slot_of(&self, py: Python<'_>, number: &Bound<'_, PyAny>) -> PyResult<Option<u32>> {
+        let Ok(seq) = number.extract::<u64>() else {
+            return Ok(None);
+        };
+        run_detached(py, move |_| {
+            Ok(self.core.read().map_err(|_| poisoned())?.slot_of(seq))
+        })
+    }
+
+    /// The slots of the labels numbered `first .. first + count` (u32::MAX where one is not live).
+    fn slots_of(&self, py: Python<'_>, first: u64, count: u64) -> PyResult<Vec<u32>> {
+        run_detached(py, move |_| {
+            let core = self.core.read().map_err(|_| poisoned())?;
+            let mut out =
+                crate::alloc::with_capacity(usize::try_from(count).unwrap_or(usize::MAX))?;
+            out.extend(
+                (first..first.saturating_add(count)).map(|n| core.slot_of(n).unwrap_or(u32::MAX)),
+            );
+            Ok(out)
+        })
     }
 
     fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
