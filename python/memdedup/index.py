@@ -188,10 +188,10 @@ class LabelIndex:
         scope_column: Sequence[Hashable] = scopes if scopes is not None else [None] * n
         layer_column: Sequence[Hashable] = layers if layers is not None else [None] * n
         if scopes is None and layers is None:
-            keys = [self._key(None, None)] * n
+            partitions = [self._partition(self._key(None, None))] * n
         else:
             keys = [self._key(scope, layer) for scope, layer in zip(scope_column, layer_column, strict=True)]
-        partitions = [self._partition(key) for key in keys]
+            partitions = [self._partition(key) for key in keys]
         try:
             first = self._core.insert_many(labels, partitions)
         except BaseException:
@@ -210,6 +210,14 @@ class LabelIndex:
             self._label_at.extend([_VACANT] * grow)
             self._number_at.extend([-1] * grow)
         id_at, label_at, number_at = self._id_at, self._label_at, self._number_at
+        n = len(slots)
+        if n > 1 and slots[-1] - slots[0] == n - 1 and slots == list(range(slots[0], slots[0] + n)):
+            # Consecutive slots (a new index, or one without free slots): slices at once.
+            low = slots[0]
+            id_at[low : low + n], label_at[low : low + n] = ids, labels
+            number_at[low : low + n] = array("q", range(first, first + n))
+            self._number_of.update(zip(ids, range(first, first + n), strict=True))
+            return
         for k, slot in enumerate(slots):
             id_at[slot], label_at[slot] = ids[k], labels[k]
             number_at[slot] = first + k
