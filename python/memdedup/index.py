@@ -318,8 +318,20 @@ class LabelIndex:
             slots=True,
         )
         id_at, number_at = self._id_at, self._number_at
+        if not guarded:
+            try:
+                # The id first, then its number (see __init__): a slot cleared or reused meanwhile
+                # fails the test. One comprehension: a query on a common phrase has thousands.
+                out = [
+                    _new_tuple(IndexMatch, (found_id, reason, score))
+                    for number, slot, reason, score in zip(*found, strict=True)
+                    if (found_id := id_at[slot]) is not _VACANT and number_at[slot] == number
+                ]
+                return out[:1] if first else out
+            except IndexError:  # the lists shrank under a concurrent removal: the careful loop
+                pass
         out = []
-        for number, slot, reason, score in found:
+        for number, slot, reason, score in zip(*found, strict=True):
             # The id first, then its number (see __init__): a slot cleared or reused meanwhile fails.
             found_id = id_at[slot] if slot < len(id_at) else _VACANT
             if found_id is _VACANT or slot >= len(number_at) or number_at[slot] != number:
