@@ -184,7 +184,7 @@ impl LabelIndex {
             let slot_objs = PyList::new(py, slot_list)?;
             let reasons = PyList::new(py, hits.iter().map(|h| reason_of(h.1)))?;
             let scores = PyList::new(py, hits.iter().map(|h| h.2))?;
-            return Ok(PyList::new(py, [numbers, slot_objs, reasons, scores])?);
+            return PyList::new(py, [numbers, slot_objs, reasons, scores]);
         }
         let out = PyList::empty(py);
         for (number, r, score) in hits {
