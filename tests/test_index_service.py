@@ -135,7 +135,8 @@ SETUP = """
 import random
 from memdedup.index import LabelIndex
 rng = random.Random(37)
-label = rng.randbytes(4_000_000 * SCALE).translate(bytes(b"ab"[k % 2] for k in range(256))).decode()
+block = rng.randbytes(1_000_000).translate(bytes(b"ab"[k % 2] for k in range(256))).decode()
+label = block * (4 * SCALE)
 index = LabelIndex()
 index.insert_many(["ab" * 20, "ba" * 30, "prefers dark mode in every editor"], ["x", "y", "z"])
 """
@@ -151,5 +152,7 @@ print("alive" if found == ["z"] else f"wrong answer after Ctrl-C: {found!r}", fl
 def test_ctrl_c_interrupts_a_long_label(call: str) -> None:
     """The label is scaled until the call lasts 4 s uninterrupted; KeyboardInterrupt (and the child's
     exit) must come within 2 s of the signal, so a call that only raised when it ended fails."""
-    source = interrupt_support.script(SETUP, call, prelude=PRELUDE, follow_up=FOLLOW_UP, min_seconds=4.0)
+    source = interrupt_support.script(
+        SETUP, call, prelude=PRELUDE, follow_up=FOLLOW_UP, min_seconds=4.0, rounds=4
+    )
     interrupt_support.interrupt(source, env=child_env(), bound=2.0).check()
