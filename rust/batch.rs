@@ -636,7 +636,7 @@ fn replay_partition_indexed(
                 ));
             }
             None => {
-                index.insert(0, incoming.clone())?;
+                index.insert(0, incoming.clone(), cancel)?;
                 alloc::push(&mut label_of, i)?;
                 out.push((i, i, Some(Outcome::New), f64::NAN));
             }

@@ -362,6 +362,38 @@ def long_labels(draw: st.DrawFn, lengths: tuple[int, ...] = (199, 200, 201, 2047
 #: Pairs for the match contract drawn from every category at every place.
 placed_label_pairs = st.one_of(placed_pairs(), st.tuples(placed_labels(), placed_labels()))
 
+# --------------------------------------------------------------------------------------------------
+# Control characters inside wide labels (issue 37). The strategies above draw a NUL or a low control
+# character as an *edge* character (at a label's ends, beside its whitespace) and at most three of them,
+# in labels whose words are mostly letters; a containment between a run of controls and a wide label
+# then needs the run to be a whole label, ``min_chars`` at most its length, and the run to stand next to
+# a wide code point in the other label: a draw that practically never came up. The containment search
+# over code points had been a byte search that missed exactly that (``"\x00"`` in ``"ж\x00ж"``), and the
+# parity suites never saw it. These draw it on purpose.
+# --------------------------------------------------------------------------------------------------
+#: Low control characters that ``str.split()`` keeps (not whitespace), NUL drawn most.
+LOW_CONTROLS = "\x00\x00\x00\x01\x02\x03\x07\x08\x0e\x10\x1b\x7f"
+#: Code points above U+00FF, most with zero bytes beside non-zero ones in UTF-32 (what a byte search of
+#: a NUL run hits misaligned).
+WIDE_WITH_ZERO_BYTES = "жЖ\u0100\u0101\u0400\u1000\u4e00\uff00\U00010000\U0001f600漢"
+
+
+@st.composite
+def controls_in_wide_labels(draw: st.DrawFn, max_labels: int = 7) -> list[str]:
+    """Labels of runs of NUL or low control characters, wide code points and a few letters: a run
+    alone, the run inside wide labels (next to a wide code point), and variants, in any order."""
+    run = draw(st.lists(st.sampled_from(LOW_CONTROLS), min_size=1, max_size=4).map("".join))
+    wide = st.sampled_from(WIDE_WITH_ZERO_BYTES)
+    piece = st.one_of(st.just(run), wide, st.sampled_from(LOW_CONTROLS), st.sampled_from("ab "))
+    labels = [run, draw(wide) + run + draw(wide)]
+    for _ in range(draw(st.integers(0, max_labels - 2))):
+        labels.append(draw(st.lists(piece, min_size=1, max_size=10).map("".join)))
+    return draw(st.permutations(labels))
+
+
+#: ``min_chars`` small enough for a control run to be the shorter label of a containment.
+control_min_chars = st.sampled_from([0, 1, 1, 2, 3, 4, 16])
+
 
 # --------------------------------------------------------------------------------------------------
 # Numbers: every type the reference compares with (``ratio >= threshold``, ``len(shorter) >= min_chars``).

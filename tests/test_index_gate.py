@@ -238,6 +238,38 @@ def test_a_failed_transaction_leaves_nothing_in_the_index(tmp_path: Path) -> Non
         assert node_id(lookup(store, A, "prefers dark mode everywhere", gate="index")) == "kept"
 
 
+def test_a_label_changed_in_place_is_relabelled_without_a_rebuild(tmp_path: Path) -> None:
+    """An upsert that changes a live row's label in its layer relabels the index entry in place: the
+    partition's index is the same object (not rebuilt), and the row keeps its place in store order."""
+    with SQLiteGraphStore(tmp_path / "m.sqlite", label_index=True) as store:
+        store.upsert_node(A, node_id="old", layer="semantic", label="Ann lives in Berlin")
+        store.upsert_node(A, node_id="new", layer="semantic", label="Ann prefers dark mode everywhere")
+        index = store.label_index(A, "semantic")
+        assert index is not None
+        store.upsert_node(A, node_id="old", layer="semantic", label="Ann prefers dark mode everywhere!")
+        assert store.label_index(A, "semantic") is index
+        assert [m.id for m in index.query("Ann prefers dark mode everywhere")] == ["old", "new"]
+        assert node_id(lookup(store, A, "prefers dark mode everywhere", gate="index")) == "old"
+        assert lookup(store, A, "Ann lives in Berlin", gate="index") is None
+        assert_index_holds_the_live_rows(store)
+        # Rolled back: the partition is rebuilt from the database, the old label back.
+        with pytest.raises(RuntimeError), store.transaction():
+            store.upsert_node(A, node_id="old", layer="semantic", label="Ann lives in Lisbon")
+            assert node_id(lookup(store, A, "Ann lives in Lisbon", gate="index")) == "old"
+            raise RuntimeError("the caller failed mid-transaction")
+        assert lookup(store, A, "Ann lives in Lisbon", gate="index") is None
+        assert node_id(lookup(store, A, "prefers dark mode everywhere", gate="index")) == "old"
+        assert_index_holds_the_live_rows(store)
+        # Another layer: the row moves partitions (rebuilt in store order).
+        store.upsert_node(A, node_id="old", layer="procedural", label="Ann prefers dark mode everywhere!")
+        assert node_id(lookup(store, A, "prefers dark mode everywhere", gate="index")) == "new"
+        assert (
+            node_id(lookup(store, A, "prefers dark mode everywhere", layer="procedural", gate="index"))
+            == "old"
+        )
+        assert_index_holds_the_live_rows(store)
+
+
 def test_a_failed_statement_changes_nothing(tmp_path: Path) -> None:
     with SQLiteGraphStore(tmp_path / "m.sqlite", label_index=True) as store:
         with pytest.raises(InvalidInputError):

@@ -10,8 +10,10 @@ index never hold a row the database does not:
   *stale* (rebuilt from the database, which is authoritative after the rollback, the next time it is
   used), and a commit forgets the marks. Re-inserting a removed row would put it at the end of the
   insertion order, not at its place, so a rollback never tries to undo step by step;
-* an upsert that changes a live row's label or layer keeps the row's place in store order, which an
-  index cannot (its order is insertion order): both partitions become stale and are rebuilt in order;
+* an upsert that changes a live row's label in the same layer keeps the row's place in store order: the
+  index relabels the entry in place (:meth:`~memdedup.index.LabelIndex.relabel` keeps its place in the
+  insertion order), nothing is rebuilt; one that moves the row to another layer changes its partition,
+  where its place in store order is not the end: both partitions become stale and are rebuilt in order;
 * another connection's commit (another process writing the same file) is seen through SQLite's
   ``PRAGMA data_version``, checked by the store on each use: then every partition is rebuilt, lazily;
 * a failure inside the index itself (never expected) makes its partition stale and is logged at DEBUG:
@@ -107,6 +109,21 @@ class StoreLabelIndex:
                 index.remove(node_id)
         except Exception:
             logger.debug("label index: remove failed; the partition will be rebuilt", exc_info=True)
+            self._make_stale(partition)
+
+    def relabeled(self, partition: Partition, node_id: str, label: str, *, in_transaction: bool) -> None:
+        """A live row of ``partition`` changed its label in place (same layer): the entry is relabelled,
+        keeping its place in store order; the rest of the partition is untouched."""
+        if not self._complete or partition in self._stale:
+            return  # the rebuild will read it
+        self._mark(partition, in_transaction)
+        try:
+            index = self._partitions.get(partition)
+            if index is None or node_id not in index:
+                raise LookupError("the row is not in its partition's index")
+            index.relabel(node_id, label)
+        except Exception:
+            logger.debug("label index: relabel failed; the partition will be rebuilt", exc_info=True)
             self._make_stale(partition)
 
     def reordered(self, *partitions: Partition, in_transaction: bool) -> None:

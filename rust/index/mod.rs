@@ -1,10 +1,10 @@
 //! An exact, incremental candidate index: every stored label that `labels_match(stored, incoming)`
 //! accepts, in insertion order, with no prefix gate.
 //!
-//! Labels are stored normalised, under a *slot* (insertion number: slot order is insertion order)
-//! and a *partition* (the caller's scope and layer: nothing matches across partitions). A query
-//! gathers candidates by necessary conditions only, then decides each with the contract itself
-//! ([`PairDecider`]), oldest first:
+//! Labels are stored normalised, each under its *insertion number* (`u64`, never reused: the
+//! caller's handle, and the order answers come in) and a *partition* (the caller's scope and layer:
+//! nothing matches across partitions). A query gathers candidates by necessary conditions only,
+//! then decides each with the contract itself, oldest first:
 //!
 //! 1. **Ratio rule.** `M <= min(la, lb)`, so the ratio rule needs `ratio_of(min(la, lb), la + lb)
 //!    >= t`: stored labels are kept in runs by length, and only runs in that *window* are read.
@@ -22,61 +22,104 @@
 //! So a label is dropped only when neither rule can hold; the tests compare every answer with
 //! deciding each stored label in turn ([`LabelIndex::query_brute`]).
 //!
-//! Removal marks a slot dead (its text is freed) and takes it off the minimiser lists; runs skip
-//! dead slots and are compacted once half of them are dead.
+//! # Storage under churn
+//!
+//! Inside, a label lives in a *slot* (a row of `entries`); a removed label's slot is reused, lowest
+//! first, and trailing free slots are given back, so memory follows the live labels, not the
+//! insertions ever made (issue 37: one label inserted and removed 2 M times grew +110 MB, and 2^32
+//! insertions used every slot up). A slot's *generation* changes when its label is removed or
+//! relabelled, which retires its postings on the minimiser lists where they lie ([`substrings`]).
+//! Runs hold each label once and drop it by a swap (the label knows its place), so removal is O(1)
+//! there; a partition whose last label leaves is dropped whole. The insertion number maps to its
+//! slot through one table; a relabel keeps the number (its place in the order) and the slot.
 
+mod minimisers;
+mod query;
 mod substrings;
 #[cfg(test)]
 mod tests;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::BuildHasherDefault;
 
 use rayon::prelude::*;
 
 use crate::alloc;
-use crate::bounds::{folded, m_min, Lcs};
+use crate::bounds::fold;
 use crate::cancel::Cancel;
-use crate::contract::{MatchParams, PairDecider, Reason};
 use crate::error::{Error, Result};
-use crate::histogram::{coarse_histogram, hist_overlap, histogram, BUCKETS, COARSE};
-use crate::matcher::{ratio_of, IdHasher};
-use crate::simd::{nibble_filter, pack_nibbles, prefetch};
+use crate::histogram::{coarse_histogram, histogram, BUCKETS, COARSE};
+use crate::matcher::IdHasher;
+use crate::simd::pack_nibbles;
 use crate::text::Text;
 
+pub use query::QueryScratch;
 use substrings::{element_mask, Posting, Substrings};
 
-/// The longest incoming label the LCS bound is computed for.
-const LCS_MAX: usize = 4096;
+/// A matching stored label: its insertion number, why it matches, and the exact ratio (stored
+/// first).
+pub type Hit = (u64, Reason, f64);
 
-/// How many hits ahead the fine histograms are prefetched.
-const PREFETCH_AHEAD: usize = 12;
+pub use crate::contract::Reason;
 
-/// A matching stored label: its slot, why it matches, and the exact ratio (stored first).
-pub type Hit = (u32, Reason, f64);
+type IdMap<K, V> = HashMap<K, V, BuildHasherDefault<IdHasher>>;
 
-/// One stored label.
+/// One slot: a live label, or a free slot (`alive` false, no text).
+#[derive(Default)]
 struct Entry {
-    partition: u32,
+    /// The label's elements; empty for a narrow label with a record (its run holds the bytes).
     text: Text,
+    /// Its length in elements.
+    len: u32,
+    seq: u64,
+    partition: u32,
+    /// Changes when the label leaves or is relabelled: its postings name the generation they were
+    /// filed under.
+    gen: u32,
+    /// Its place in its run.
+    run_pos: u32,
+    /// Postings filed for it on the minimiser lists.
+    postings: u32,
     alive: bool,
 }
 
-/// The labels of one length in a partition: slots ascending, and each one's histograms (zeros when
-/// the length is over 255, where histograms are not used): the coarse one packed into nibbles
-/// (half the bytes to stream: the window scan reads every label of the window), the fine one whole.
+/// The labels of one length in a partition, in no particular order (answers are ordered by
+/// insertion number afterwards), and each one's coarse histogram packed into nibbles (half the
+/// bytes to stream: the window scan reads every label of the window; zeros when the length is over
+/// [`HIST_MAX`], where histograms are not used). Up to that length each label also has a *record*
+/// in `records`: its fine histogram and its text folded to bytes, side by side.
+///
+/// Performance notes: what the nibble scan passes (~1.4% of the window on the real corpus) is read
+/// at random; with the fine histogram, the slot, the label's entry and its text in four places, a
+/// passing label cost four cache misses (perf at 841,708 labels: the loads of `slots[k]`, of the
+/// entry and of the fine histogram were 77% of the scan's own time, and the LCS bound's reads of
+/// the text most of its). A record makes it one or two adjacent lines, prefetched ahead.
 #[derive(Default)]
 struct Run {
     slots: Vec<u32>,
     packed: Vec<[u8; 8]>,
-    fine: Vec<[u8; BUCKETS]>,
-    dead: usize,
+    records: Vec<u8>,
+}
+
+/// The longest label with histograms (counts are bytes) and a record.
+const HIST_MAX: usize = 255;
+
+impl Run {
+    /// The bytes of one record of a run of `len`-element labels (0 when they have none).
+    fn record_len(len: usize) -> usize {
+        if len <= HIST_MAX {
+            BUCKETS + len
+        } else {
+            0
+        }
+    }
 }
 
 #[derive(Default)]
 struct Partition {
     runs: BTreeMap<usize, Run>,
     substrings: Option<Substrings>,
+    live: usize,
 }
 
 /// A label prepared for insertion (computed in parallel by `insert_many`).
@@ -88,38 +131,101 @@ struct Prepared {
     mins: Vec<u64>,
 }
 
+/// What a server exports about an index ([`LabelIndex::stats`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Live labels.
+    pub labels: usize,
+    /// Partitions holding at least one live label.
+    pub partitions: usize,
+    /// [`LabelIndex::memory_bytes`].
+    pub bytes: usize,
+    /// Dead postings on the minimiser lists, not yet dropped.
+    pub tombstones: usize,
+    /// Slots (live labels plus free slots below the highest live one).
+    pub slots: usize,
+    /// Free slots awaiting reuse.
+    pub free_slots: usize,
+    /// Insertions ever made (the next insertion number).
+    pub inserted: u64,
+}
+
 /// See the module documentation.
 pub struct LabelIndex {
     /// The `min_chars` the minimiser lists serve (at least 1).
     serves: usize,
     entries: Vec<Entry>,
-    partitions: HashMap<u32, Partition, BuildHasherDefault<IdHasher>>,
+    /// Free slots below `entries.len()`, lowest reused first.
+    free: BTreeSet<u32>,
+    slot_of: IdMap<u64, u32>,
+    partitions: IdMap<u32, Partition>,
+    next_seq: u64,
+    next_gen: u32,
     live: usize,
+    /// [`Substrings::work`] of the partitions dropped.
+    dropped_work: usize,
 }
 
-/// A query's reusable state: the decider, the LCS pattern and buffers.
-#[derive(Default)]
-pub struct QueryScratch {
-    decider: PairDecider,
-    lcs: Lcs,
-    hits: Vec<u32>,
-    folded_in: Vec<u8>,
-    folded_st: Vec<u8>,
-    mins: Vec<u64>,
-    candidates: Vec<u32>,
+/// Whether a posting is still its slot's (live, and filed under the slot's current generation).
+fn posting_live(entries: &[Entry], p: &Posting) -> bool {
+    entries
+        .get(p.slot as usize)
+        .is_some_and(|e| e.alive && p.filed_under(e.gen))
 }
 
-impl QueryScratch {
-    /// Scratch whose searches poll `cancel`.
-    pub fn with_cancel(cancel: &Cancel) -> Self {
-        QueryScratch {
-            decider: PairDecider::with_cancel(cancel),
-            ..QueryScratch::default()
+/// A stored label's elements, wherever they are kept ([`LabelIndex::label`]).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Label<'a> {
+    Narrow(&'a [u8]),
+    Wide(&'a [u32]),
+}
+
+impl Label<'_> {
+    pub(crate) fn len(self) -> usize {
+        match self {
+            Label::Narrow(v) => v.len(),
+            Label::Wide(v) => v.len(),
         }
+    }
+
+    /// An owned copy (for the oracle).
+    pub(crate) fn to_text(self) -> Result<Text> {
+        Ok(match self {
+            Label::Narrow(v) => Text::Narrow(alloc::copy_of(v)?),
+            Label::Wide(v) => Text::Wide(alloc::copy_of(v)?),
+        })
     }
 }
 
+/// Whether a label's elements live in its run's record only (a narrow label that has one), not in
+/// its entry: one copy of the bytes, read where the scan reads them.
+fn kept_in_record(text: &Text) -> bool {
+    matches!(text, Text::Narrow(v) if !v.is_empty() && v.len() <= HIST_MAX)
+}
+
 impl LabelIndex {
+    /// The elements of the live label in `slot`.
+    pub(crate) fn label(&self, slot: u32) -> Label<'_> {
+        let e = &self.entries[slot as usize];
+        match &e.text {
+            Text::Wide(v) => Label::Wide(v),
+            Text::Narrow(v) if !v.is_empty() || e.len == 0 => Label::Narrow(v),
+            Text::Narrow(_) => {
+                let len = e.len as usize;
+                let r = Run::record_len(len);
+                let at = e.run_pos as usize * r + BUCKETS;
+                let bytes = self
+                    .partitions
+                    .get(&e.partition)
+                    .and_then(|p| p.runs.get(&len))
+                    .and_then(|run| run.records.get(at..at + len));
+                // A live label is always in its run (the index's invariant): an empty label
+                // here would only ever drop it as a candidate, never accept it.
+                Label::Narrow(bytes.unwrap_or(&[]))
+            }
+        }
+    }
+
     /// An empty index whose containment lists serve queries with `min_chars >= serves` (others
     /// are answered exactly by a scan).
     pub fn new(serves: usize) -> LabelIndex {
@@ -127,8 +233,13 @@ impl LabelIndex {
             // A larger `c` would only make windows longer than any label worth indexing.
             serves: serves.clamp(1, 1 << 20),
             entries: Vec::new(),
-            partitions: HashMap::default(),
+            free: BTreeSet::new(),
+            slot_of: IdMap::default(),
+            partitions: IdMap::default(),
+            next_seq: 0,
+            next_gen: 0,
             live: 0,
+            dropped_work: 0,
         }
     }
 
@@ -141,14 +252,14 @@ impl LabelIndex {
         self.live == 0
     }
 
-    /// The next slot an insertion gets.
-    pub fn next_slot(&self) -> usize {
-        self.entries.len()
+    /// The insertion number the next insertion gets.
+    pub fn next_seq(&self) -> u64 {
+        self.next_seq
     }
 
-    fn prepare(&self, text: Text) -> Result<Prepared> {
+    fn prepare(&self, text: Text, cancel: &Cancel) -> Result<Prepared> {
         let mut mins = Vec::new();
-        Substrings::new(self.serves).minimisers_of(&text, &mut mins)?;
+        Substrings::new(self.serves).minimisers_of(&text, &mut mins, cancel)?;
         Ok(Prepared {
             packed: pack_nibbles(&coarse_histogram(&text).unwrap_or([0; COARSE])),
             fine: histogram(&text).unwrap_or([0; BUCKETS]),
@@ -157,30 +268,34 @@ impl LabelIndex {
         })
     }
 
+    /// Room for `more` live labels (slots are `u32`: at most 2^32 - 1 live at once; insertions
+    /// over the index's life are not limited).
     fn check_room(&self, more: usize) -> Result<()> {
-        if self.entries.len().saturating_add(more) > u32::MAX as usize {
+        if self.live.saturating_add(more) >= u32::MAX as usize {
             return Err(Error::InvalidInput(
-                "a LabelIndex holds at most 2**32 - 1 insertions".into(),
+                "a LabelIndex holds at most 2**32 - 2 live labels".into(),
             ));
         }
         Ok(())
     }
 
-    /// Store a normalised label in `partition`; returns its slot.
-    pub fn insert(&mut self, partition: u32, text: Text) -> Result<u32> {
+    /// Store a normalised label in `partition`; returns its insertion number. The minimiser pass
+    /// polls `cancel` (nothing is stored when it stops).
+    pub fn insert(&mut self, partition: u32, text: Text, cancel: &Cancel) -> Result<u64> {
         self.check_room(1)?;
-        let prepared = self.prepare(text)?;
-        self.entries.try_reserve(1)?;
-        self.place(partition, prepared)
+        let prepared = self.prepare(text, cancel)?;
+        self.reserve(1)?;
+        self.place(partition, prepared, None)
     }
 
-    /// Store many normalised labels (prepared in parallel); returns the first one's slot.
+    /// Store many normalised labels (prepared in parallel); returns the first one's insertion
+    /// number (the others follow it).
     pub fn insert_many(
         &mut self,
         partitions: &[u32],
         texts: Vec<Text>,
         cancel: &Cancel,
-    ) -> Result<u32> {
+    ) -> Result<u64> {
         if partitions.len() != texts.len() {
             return Err(Error::InvalidInput(format!(
                 "{} labels but {} partitions",
@@ -189,7 +304,7 @@ impl LabelIndex {
             )));
         }
         self.check_room(texts.len())?;
-        let first = self.entries.len() as u32;
+        let first = self.next_seq;
         let prepared: Vec<Prepared> = alloc::par_collect(
             texts.into_par_iter(),
             || (),
@@ -197,345 +312,274 @@ impl LabelIndex {
                 if cancel.is_cancelled() {
                     return Err(Error::Interrupted);
                 }
-                self.prepare(t)
+                // The pass polls `never`: rayon's workers are not the thread that runs Python's
+                // signal check; `cancel` is polled between labels.
+                self.prepare(t, &Cancel::never())
             },
         )?;
-        self.entries.try_reserve(prepared.len())?;
+        self.reserve(prepared.len())?;
+        let mut placed = Ok(());
         for (k, (p, &part)) in prepared.into_iter().zip(partitions).enumerate() {
             if k % 4096 == 0 {
-                cancel.check()?;
+                placed = cancel.check();
             }
-            self.place(part, p)?;
+            placed = placed.and_then(|()| self.place(part, p, None).map(drop));
+            if placed.is_err() {
+                break;
+            }
+        }
+        if let Err(e) = placed {
+            // All or nothing: what was placed is taken out again.
+            for seq in first..self.next_seq {
+                self.remove(seq)?;
+            }
+            return Err(e);
         }
         Ok(first)
     }
 
-    fn place(&mut self, partition: u32, p: Prepared) -> Result<u32> {
-        let slot = self.entries.len() as u32;
-        let serves = self.serves;
-        self.partitions.try_reserve(1)?;
-        let part = self.partitions.entry(partition).or_default();
-        let run = part.runs.entry(p.text.len()).or_default();
-        alloc::push(&mut run.slots, slot)?;
-        alloc::push(&mut run.packed, p.packed)?;
-        alloc::push(&mut run.fine, p.fine)?;
-        if !p.mins.is_empty() {
-            let subs = part
-                .substrings
-                .get_or_insert_with(|| Substrings::new(serves));
-            let len = u32::try_from(p.text.len()).unwrap_or(u32::MAX);
-            let mask = element_mask(&p.text);
-            subs.insert(&p.mins, Posting { slot, len, mask })?;
-        }
-        alloc::push(
-            &mut self.entries,
-            Entry {
-                partition,
-                text: p.text,
-                alive: true,
-            },
-        )?;
-        self.live += 1;
-        Ok(slot)
+    fn reserve(&mut self, more: usize) -> Result<()> {
+        alloc::reserve(&mut self.entries, more.saturating_sub(self.free.len()))?;
+        self.slot_of
+            .try_reserve(more)
+            .map_err(|e| Error::OutOfMemory(format!("cannot allocate: {e:?}")))?;
+        self.partitions
+            .try_reserve(1)
+            .map_err(|e| Error::OutOfMemory(format!("cannot allocate: {e:?}")))
     }
 
-    /// Retract a slot: it matches nothing from now on. False when it is not live.
-    pub fn remove(&mut self, slot: u32) -> Result<bool> {
-        let Some(entry) = self.entries.get_mut(slot as usize) else {
-            return Ok(false);
+    /// File a prepared label: a new one (its slot taken and a new insertion number), or with
+    /// `relabel` the new text of the live label in that slot (its number kept, already off its
+    /// run). Out of memory while filing its postings, the label is removed and the error returned,
+    /// so the index stays consistent.
+    fn place(&mut self, partition: u32, p: Prepared, relabel: Option<u32>) -> Result<u64> {
+        let len = p.text.len();
+        let part = self.partitions.entry(partition).or_default();
+        let run = part.runs.entry(len).or_default();
+        let reserved = alloc::reserve(&mut run.slots, 1)
+            .and_then(|()| alloc::reserve(&mut run.packed, 1))
+            .and_then(|()| alloc::reserve(&mut run.records, Run::record_len(len)));
+        let slot = match (reserved, relabel) {
+            (Err(e), Some(slot)) => {
+                let seq = self.entries[slot as usize].seq;
+                self.remove(seq)?;
+                return Err(e);
+            }
+            (Err(e), None) => return Err(e),
+            (Ok(()), Some(slot)) => slot,
+            (Ok(()), None) => match self.free.pop_first() {
+                Some(slot) => slot,
+                None => {
+                    // `reserve` made room: this push does not allocate.
+                    alloc::push(&mut self.entries, Entry::default())?;
+                    (self.entries.len() - 1) as u32
+                }
+            },
         };
-        if !entry.alive {
-            return Ok(false);
+        let part = self.partitions.entry(partition).or_default();
+        let run = part.runs.entry(len).or_default();
+        let run_pos = run.slots.len() as u32;
+        run.slots.push(slot);
+        run.packed.push(p.packed);
+        if Run::record_len(len) > 0 {
+            run.records.extend_from_slice(&p.fine);
+            match &p.text {
+                Text::Narrow(v) => run.records.extend_from_slice(v),
+                Text::Wide(v) => run.records.extend(v.iter().map(|&c| fold(c))),
+            }
         }
-        entry.alive = false;
-        let text = std::mem::take(&mut entry.text);
-        let partition = entry.partition;
-        self.live -= 1;
+        let gen = self.next_gen;
+        self.next_gen = self.next_gen.wrapping_add(1);
+        let seq = match relabel {
+            Some(_) => self.entries[slot as usize].seq,
+            None => {
+                part.live += 1;
+                self.live += 1;
+                let seq = self.next_seq;
+                self.next_seq += 1;
+                self.slot_of.insert(seq, slot);
+                seq
+            }
+        };
+        let mask = element_mask(&p.text);
+        let text = if kept_in_record(&p.text) {
+            Text::default()
+        } else {
+            p.text
+        };
+        self.entries[slot as usize] = Entry {
+            text,
+            len: u32::try_from(len).unwrap_or(u32::MAX),
+            seq,
+            partition,
+            gen,
+            run_pos,
+            postings: 0,
+            alive: true,
+        };
+        if p.mins.is_empty() {
+            return Ok(seq);
+        }
+        let serves = self.serves;
+        let subs = part
+            .substrings
+            .get_or_insert_with(|| Substrings::new(serves));
+        let posting = Posting::new(slot, gen, len, mask);
+        let entries = &self.entries;
+        match subs.insert(&p.mins, posting, |q| posting_live(entries, q)) {
+            Ok(filed) => {
+                self.entries[slot as usize].postings = filed as u32;
+                Ok(seq)
+            }
+            Err(e) => {
+                // Some postings may be filed: they die with the label's generation.
+                self.remove(seq)?;
+                Err(e)
+            }
+        }
+    }
+
+    /// Take a live label off its run and retire its postings (its generation moves on); its slot
+    /// stays taken.
+    fn unfile(&mut self, slot: u32) {
+        let entry = &mut self.entries[slot as usize];
+        let (partition, len, run_pos, filed) = (
+            entry.partition,
+            entry.len as usize,
+            entry.run_pos as usize,
+            entry.postings as usize,
+        );
+        entry.gen = self.next_gen;
+        self.next_gen = self.next_gen.wrapping_add(1);
+        entry.postings = 0;
+        // Off its run from now on (so a second call, on a relabel that failed, touches no run).
+        entry.run_pos = u32::MAX;
         let Some(part) = self.partitions.get_mut(&partition) else {
-            return Ok(true);
+            return;
         };
-        if let Some(subs) = part.substrings.as_mut() {
-            let mut mins = Vec::new();
-            subs.minimisers_of(&text, &mut mins)?;
-            subs.remove(&mins, slot);
-        }
-        let len = text.len();
         if let Some(run) = part.runs.get_mut(&len) {
-            run.dead += 1;
-            if run.dead * 2 > run.slots.len() {
-                let entries = &self.entries;
-                let keep: Vec<bool> = run
-                    .slots
-                    .iter()
-                    .map(|&s| entries[s as usize].alive)
-                    .collect();
-                let mut k = 0;
-                run.slots.retain(|_| (keep[k], k += 1).0);
-                k = 0;
-                run.packed.retain(|_| (keep[k], k += 1).0);
-                k = 0;
-                run.fine.retain(|_| (keep[k], k += 1).0);
-                run.dead = 0;
-                if run.slots.is_empty() {
-                    part.runs.remove(&len);
+            if run_pos < run.slots.len() {
+                run.slots.swap_remove(run_pos);
+                run.packed.swap_remove(run_pos);
+                let r = Run::record_len(len);
+                let last = run.records.len() - r;
+                run.records.copy_within(last.., run_pos * r);
+                run.records.truncate(last);
+                if let Some(&moved) = run.slots.get(run_pos) {
+                    self.entries[moved as usize].run_pos = run_pos as u32;
                 }
             }
+            if run.slots.is_empty() {
+                part.runs.remove(&len);
+            } else if run.slots.capacity() > 2 * run.slots.len() + 16 {
+                run.slots.shrink_to_fit();
+                run.packed.shrink_to_fit();
+                run.records.shrink_to_fit();
+            }
+        }
+        if let Some(subs) = part.substrings.as_mut() {
+            let entries = &self.entries;
+            subs.retire(filed, |q| posting_live(entries, q));
+        }
+    }
+
+    /// Retract a label by its insertion number: it matches nothing from now on. False when it is
+    /// not live. O(1) amortised (a table look-up, a swap in its run, a free-slot set insert).
+    pub fn remove(&mut self, seq: u64) -> Result<bool> {
+        let Some(slot) = self.slot_of.remove(&seq) else {
+            return Ok(false);
+        };
+        self.unfile(slot);
+        let entry = &mut self.entries[slot as usize];
+        entry.alive = false;
+        let partition = entry.partition;
+        entry.text = Text::default();
+        entry.len = 0;
+        self.live -= 1;
+        if let Some(part) = self.partitions.get_mut(&partition) {
+            part.live -= 1;
+            if part.live == 0 {
+                if let Some(subs) = self
+                    .partitions
+                    .remove(&partition)
+                    .and_then(|p| p.substrings)
+                {
+                    self.dropped_work += subs.work() + subs.memory_bytes() / 20;
+                }
+            }
+        }
+        self.free_slot(slot);
+        if self.live == 0 {
+            // Empty: every table back to nothing.
+            self.entries = Vec::new();
+            self.free = BTreeSet::new();
+            self.slot_of = IdMap::default();
+            self.partitions = IdMap::default();
+        }
+        if self.slot_of.capacity() > 4 * self.slot_of.len() + 64 {
+            self.slot_of.shrink_to_fit();
+        }
+        if self.partitions.capacity() > 4 * self.partitions.len() + 64 {
+            self.partitions.shrink_to_fit();
         }
         Ok(true)
     }
 
-    /// Whether `slot` is live.
-    pub fn contains(&self, slot: u32) -> bool {
-        self.entries.get(slot as usize).is_some_and(|e| e.alive)
+    /// A slot is free: reused later, or given back when no live slot lies above it.
+    fn free_slot(&mut self, slot: u32) {
+        if slot as usize + 1 == self.entries.len() {
+            self.entries.pop();
+            while self.entries.last().is_some_and(|e| !e.alive) {
+                let last = (self.entries.len() - 1) as u32;
+                self.free.remove(&last);
+                self.entries.pop();
+            }
+            if self.entries.capacity() > 2 * self.entries.len() + 64 {
+                self.entries.shrink_to_fit();
+            }
+        } else {
+            self.free.insert(slot);
+        }
     }
 
-    /// Every live label of `partition` that `labels_match(stored, incoming)` accepts, by slot, with
-    /// its reason and exact ratio; with `first`, only the oldest.
-    pub fn query(
-        &self,
-        partition: u32,
-        incoming: &Text,
-        p: &MatchParams,
-        first: bool,
-        s: &mut QueryScratch,
-        cancel: &Cancel,
-    ) -> Result<Vec<Hit>> {
-        let lb = incoming.len();
-        let Some(part) = self.partitions.get(&partition) else {
-            return Ok(Vec::new());
+    /// Give the live label `seq` a new (normalised) text, keeping its insertion number, so its
+    /// place in every answer's order, and its partition. False when it is not live. Costs what an
+    /// insertion costs; nothing else in the partition is touched. The minimiser pass polls
+    /// `cancel` (nothing changes when it stops).
+    pub fn relabel(&mut self, seq: u64, text: Text, cancel: &Cancel) -> Result<bool> {
+        let Some(&slot) = self.slot_of.get(&seq) else {
+            return Ok(false);
         };
-        if lb == 0 {
-            return Ok(Vec::new());
-        }
-        s.candidates.clear();
-        self.ratio_candidates(part, incoming, p, s, cancel)?;
-        self.containment_candidates(part, incoming, p, s, cancel)?;
-        s.candidates.sort_unstable();
-        s.candidates.dedup();
-        let mut found = Vec::new();
-        let QueryScratch {
-            decider,
-            candidates,
-            ..
-        } = s;
-        for (k, &slot) in candidates.iter().enumerate() {
-            if k % 64 == 0 {
-                cancel.check()?;
-            }
-            let entry = &self.entries[slot as usize];
-            if !entry.alive {
-                continue;
-            }
-            // One decision with its reason and exact ratio: the candidates that reach here mostly
-            // match (on the real corpus 82 of 82 a query), so deciding `labels_match` first and the
-            // reason after would compute most ratios twice.
-            let d = decider.decide(&entry.text, incoming, p)?;
-            let Some(reason) = d.reason else { continue };
-            alloc::push(&mut found, (slot, reason, d.score))?;
-            if first {
-                break;
-            }
-        }
-        Ok(found)
+        let prepared = self.prepare(text, cancel)?;
+        let partition = self.entries[slot as usize].partition;
+        self.unfile(slot);
+        self.place(partition, prepared, Some(slot))?;
+        Ok(true)
     }
 
-    /// Whether a stored length is in the ratio rule's window for an incoming length.
-    fn in_window(la: usize, lb: usize, t: f64) -> bool {
-        ratio_of(la.min(lb), la + lb) >= t
+    /// The partition of the live label `seq`.
+    pub fn partition_of(&self, seq: u64) -> Option<u32> {
+        let &slot = self.slot_of.get(&seq)?;
+        Some(self.entries[slot as usize].partition)
     }
 
-    /// 1 and 2 of the module documentation: the live labels of the window's runs that pass the
-    /// histogram and LCS bounds.
-    ///
-    /// Performance notes: one thread. Scanning the runs on rayon's two threads gained nothing on an
-    /// idle machine and took twice as long under load (`index_real_corpus_timing`, docs/perf.md);
-    /// concurrent queries from several threads use the cores instead.
-    fn ratio_candidates(
-        &self,
-        part: &Partition,
-        incoming: &Text,
-        p: &MatchParams,
-        s: &mut QueryScratch,
-        cancel: &Cancel,
-    ) -> Result<()> {
-        let lb = incoming.len();
-        let t = p.threshold;
-        let hx = (coarse_histogram(incoming), histogram(incoming));
-        // The LCS bound's pattern table grows with the label (256 words a 64 elements): above
-        // `LCS_MAX` elements the bound is skipped (it only ever drops candidates).
-        if lb <= LCS_MAX {
-            s.lcs.load(folded(incoming, &mut s.folded_in));
-        }
-        let mut out = std::mem::take(&mut s.candidates);
-        let mut bufs = (
-            std::mem::take(&mut s.hits),
-            std::mem::take(&mut s.folded_st),
-        );
-        let mut result = Ok(());
-        for (&la, run) in part
-            .runs
-            .iter()
-            .filter(|(&la, _)| Self::in_window(la, lb, t))
-        {
-            result = self.scan_run(la, run, lb, t, &hx, &mut s.lcs, &mut bufs, &mut out, cancel);
-            if result.is_err() {
-                break;
-            }
-        }
-        (s.candidates, s.hits, s.folded_st) = (out, bufs.0, bufs.1);
-        result
+    /// The slot of the live label `seq`.
+    pub fn slot_of(&self, seq: u64) -> Option<u32> {
+        self.slot_of.get(&seq).copied()
     }
 
-    /// The slots of one run in the window that pass the bounds, appended to `out`.
-    #[allow(clippy::too_many_arguments)]
-    fn scan_run(
-        &self,
-        la: usize,
-        run: &Run,
-        lb: usize,
-        t: f64,
-        hx: &(Option<[u8; COARSE]>, Option<[u8; BUCKETS]>),
-        lcs: &mut Lcs,
-        (hits, folded_st): &mut (Vec<u32>, Vec<u8>),
-        out: &mut Vec<u32>,
-        cancel: &Cancel,
-    ) -> Result<()> {
-        cancel.check()?;
-        let need = m_min(la + lb, t).unwrap_or(0);
-        alloc::reserve_total(hits, run.slots.len())?;
-        match hx {
-            (Some(c), Some(f)) if la <= 255 && need > 0 => {
-                nibble_filter(c, &run.packed, need as u32, hits);
-                // The fine histograms of what passed lie scattered in memory: each is asked for a
-                // few hits ahead, so their cache misses overlap.
-                let mut kept = 0;
-                for i in 0..hits.len() {
-                    if let Some(&ahead) = hits.get(i + PREFETCH_AHEAD) {
-                        prefetch(&run.fine[ahead as usize]);
-                    }
-                    let k = hits[i];
-                    if hist_overlap(f, &run.fine[k as usize]) as usize >= need {
-                        hits[kept] = k;
-                        kept += 1;
-                    }
-                }
-                hits.truncate(kept);
-            }
-            _ => {
-                hits.clear();
-                hits.extend(0..run.slots.len() as u32);
-            }
-        }
-        for &k in hits.iter() {
-            let slot = run.slots[k as usize];
-            let entry = &self.entries[slot as usize];
-            if !entry.alive {
-                continue;
-            }
-            if need > 0 && lb <= LCS_MAX && !lcs.at_least(folded(&entry.text, folded_st), need) {
-                continue;
-            }
-            alloc::push(out, slot)?;
-        }
-        Ok(())
+    /// Live labels in `partition`.
+    pub fn partition_len(&self, partition: u32) -> usize {
+        self.partitions.get(&partition).map_or(0, |p| p.live)
     }
 
-    /// 3 of the module documentation: containment outside the window.
-    fn containment_candidates(
-        &self,
-        part: &Partition,
-        incoming: &Text,
-        p: &MatchParams,
-        s: &mut QueryScratch,
-        cancel: &Cancel,
-    ) -> Result<()> {
-        let lb = incoming.len();
-        let t = p.threshold;
-        let mc = p.min_chars.max(1);
-        if lb < mc {
-            // The shorter label must have min_chars elements: a stored label outside the window
-            // would have to be shorter than this one (too short) or contain it (this one too short).
-            return Ok(());
-        }
-        let outside = |len: usize| !Self::in_window(len, lb, t);
-        match &part.substrings {
-            Some(subs) if mc >= subs.serves() => {
-                subs.minimisers_of(incoming, &mut s.mins)?;
-                let mins = std::mem::take(&mut s.mins);
-                let mask = element_mask(incoming);
-                let mut tested = 0usize;
-                let mut test = |posting: Posting, s: &mut QueryScratch| -> Result<()> {
-                    tested += 1;
-                    if tested % 256 == 0 {
-                        cancel.check()?;
-                    }
-                    let len = posting.len as usize;
-                    let entry = &self.entries[posting.slot as usize];
-                    if outside(len) && entry.alive && contained(&entry.text, incoming, mc) {
-                        alloc::push(&mut s.candidates, posting.slot)?;
-                    }
-                    Ok(())
-                };
-                for posting in subs.containing(&mins) {
-                    // Equal lengths: the labels are identical (outside the window when t > 1).
-                    if posting.len as usize >= lb && mask & !posting.mask == 0 {
-                        test(*posting, s)?;
-                    }
-                }
-                for posting in subs.contained(&mins) {
-                    let len = posting.len as usize;
-                    if len < lb && len >= mc && posting.mask & !mask == 0 {
-                        test(posting, s)?;
-                    }
-                }
-                s.mins = mins;
-            }
-            _ => {
-                for (&la, run) in &part.runs {
-                    if !outside(la) || (la < lb && la < mc) {
-                        continue;
-                    }
-                    cancel.check()?;
-                    for &slot in &run.slots {
-                        let entry = &self.entries[slot as usize];
-                        if entry.alive && contained(&entry.text, incoming, mc) {
-                            alloc::push(&mut s.candidates, slot)?;
-                        }
-                    }
-                }
-            }
-        }
-        Ok(())
+    /// Whether insertion number `seq` is live.
+    pub fn contains(&self, seq: u64) -> bool {
+        self.slot_of.contains_key(&seq)
     }
 
-    /// The oracle: every live label of `partition`, decided in slot order.
-    pub fn query_brute(
-        &self,
-        partition: u32,
-        incoming: &Text,
-        p: &MatchParams,
-        first: bool,
-        decider: &mut PairDecider,
-    ) -> Result<Vec<Hit>> {
-        let mut found = Vec::new();
-        for (slot, entry) in self.entries.iter().enumerate() {
-            if entry.partition != partition || !entry.alive {
-                continue;
-            }
-            if decider.matches(&entry.text, incoming, p)? {
-                let d = decider.decide(&entry.text, incoming, p)?;
-                if let Some(reason) = d.reason {
-                    found.push((slot as u32, reason, d.score));
-                    if first {
-                        break;
-                    }
-                }
-            }
-        }
-        Ok(found)
-    }
-
-    /// Bytes held by the index (texts, runs, lists; an estimate of the tables' slack).
+    /// Bytes held by the index: texts, slots, runs, lists, the tables (an estimate of their slack
+    /// included).
     pub fn memory_bytes(&self) -> usize {
         let texts: usize = self
             .entries
@@ -549,9 +593,7 @@ impl LabelIndex {
             .partitions
             .values()
             .flat_map(|p| p.runs.values())
-            .map(|r| {
-                r.slots.capacity() * 4 + r.packed.capacity() * 8 + r.fine.capacity() * BUCKETS + 64
-            })
+            .map(|r| r.slots.capacity() * 4 + r.packed.capacity() * 8 + r.records.capacity() + 64)
             .sum();
         let lists: usize = self
             .partitions
@@ -559,20 +601,39 @@ impl LabelIndex {
             .filter_map(|p| p.substrings.as_ref())
             .map(Substrings::memory_bytes)
             .sum();
-        self.entries.capacity() * std::mem::size_of::<Entry>() + texts + runs + lists
+        let tables = self.slot_of.capacity() * (16 + 1)
+            + self.partitions.capacity() * (std::mem::size_of::<(u32, Partition)>() + 1)
+            + self.free.len() * 8;
+        self.entries.capacity() * std::mem::size_of::<Entry>() + texts + runs + lists + tables
     }
-}
 
-/// The containment rule between a stored and an incoming label of any widths.
-fn contained(stored: &Text, incoming: &Text, min_chars: usize) -> bool {
-    match (stored, incoming) {
-        (Text::Narrow(a), Text::Narrow(b)) => crate::contract::contained(a, b, min_chars),
-        _ => {
-            let (Ok(a), Ok(b)) = (stored.codepoints_cow(), incoming.codepoints_cow()) else {
-                // Unreadable only when out of memory: keep it as a candidate; the decider decides.
-                return true;
-            };
-            crate::contract::contained(&a, &b, min_chars)
+    /// List entries visited by removals so far (a step count: see [`Substrings::work`]), a
+    /// dropped partition's lists counted by their size.
+    pub fn list_work(&self) -> usize {
+        self.dropped_work
+            + self
+                .partitions
+                .values()
+                .filter_map(|p| p.substrings.as_ref())
+                .map(Substrings::work)
+                .sum::<usize>()
+    }
+
+    /// Counts a server can export.
+    pub fn stats(&self) -> Stats {
+        Stats {
+            labels: self.live,
+            partitions: self.partitions.len(),
+            bytes: self.memory_bytes(),
+            tombstones: self
+                .partitions
+                .values()
+                .filter_map(|p| p.substrings.as_ref())
+                .map(Substrings::dead)
+                .sum(),
+            slots: self.entries.len(),
+            free_slots: self.free.len(),
+            inserted: self.next_seq,
         }
     }
 }

@@ -20,28 +20,84 @@
 //!
 //! Every candidate is then tested by substring search, so a hash collision costs a test, never an
 //! answer. A query with `min_chars < c` cannot rely on this and scans instead (see `LabelIndex`).
+//!
+//! # Removal
+//!
+//! A posting names its label's slot and *generation*; a removed or relabelled label gets a new
+//! generation, so its old postings are dead where they lie (a posting is live only while its
+//! generation is its slot's, see [`Substrings::insert`]'s `live`), and removal costs no list scan.
+//! Dead postings are dropped when a list is full and about to grow (so a list never grows for
+//! them: amortised O(1) a push), and by a sweep of all the lists once they outnumber the live
+//! ones (amortised O(1) a removed posting). So removing N labels costs O(total postings), not
+//! O(N x list length) as a scan of each list did (issue 37: x4 per doubling of copies).
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
 use smallvec::SmallVec;
 
-use crate::alloc;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::text::Text;
 
+use crate::cancel::Cancel;
 use crate::matcher::IdHasher;
+
+use super::minimisers::minimisers;
 
 /// The longest gram: longer grams are rarer, but leave shorter windows (more minimisers a label).
 const MAX_GRAM: usize = 8;
 
-/// A stored label on a list: its slot, length and element mask (so the length test and the mask test
-/// need no other memory).
+/// Dead postings tolerated before a sweep, beside as many as there are live ones.
+const SWEEP_MIN: usize = 4096;
+
+/// A stored label on a list: its slot, the low bits of its generation (whether the posting is still
+/// live), its length and element mask (so the length test and the mask test need no other memory).
+/// Four `u32`s (16 bytes): the length and the generation share one, the mask is split so that the
+/// posting aligns to 4 bytes.
+///
+/// Only [`GEN_BITS`] of the generation are kept: a dead posting whose generation agrees with its
+/// slot's current one by chance (one in 4,096) is taken for live. That costs a substring test of
+/// the slot's current label (every candidate is tested, so never an answer) and keeps the posting
+/// until the slot's label changes again; it does not change what a query returns.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Posting {
     pub slot: u32,
-    pub len: u32,
-    pub mask: u64,
+    len_gen: u32,
+    mask: [u32; 2],
+}
+
+/// Generation bits a posting keeps.
+pub const GEN_BITS: u32 = 12;
+/// The largest length a posting holds; a longer label's posting holds this ("this or more").
+pub const LEN_MAX: u32 = (1 << (32 - GEN_BITS)) - 1;
+
+impl Posting {
+    pub fn new(slot: u32, gen: u32, len: usize, mask: u64) -> Posting {
+        let len = u32::try_from(len).unwrap_or(LEN_MAX).min(LEN_MAX);
+        Posting {
+            slot,
+            len_gen: len << GEN_BITS | gen & ((1 << GEN_BITS) - 1),
+            mask: [mask as u32, (mask >> 32) as u32],
+        }
+    }
+
+    /// The label's length, None when it is [`LEN_MAX`] or more (then read the label's).
+    #[inline]
+    pub fn len(&self) -> Option<usize> {
+        let len = self.len_gen >> GEN_BITS;
+        (len < LEN_MAX).then_some(len as usize)
+    }
+
+    /// Whether the posting was filed under generation `gen` (its low bits).
+    #[inline]
+    pub fn filed_under(&self, gen: u32) -> bool {
+        (self.len_gen ^ gen) & ((1 << GEN_BITS) - 1) == 0
+    }
+
+    #[inline]
+    pub fn mask(&self) -> u64 {
+        self.mask[0] as u64 | (self.mask[1] as u64) << 32
+    }
 }
 
 /// Which of 64 buckets a text's elements fall in, a bit each. A text that occurs in another has
@@ -59,54 +115,21 @@ pub fn element_mask(text: &Text) -> u64 {
 type Postings = SmallVec<[Posting; 2]>;
 type Lists = HashMap<u64, Postings, BuildHasherDefault<IdHasher>>;
 
-/// The two minimiser maps of one partition.
+fn oom<E: std::fmt::Debug>(e: E) -> Error {
+    Error::OutOfMemory(format!("cannot allocate: {e:?}"))
+}
+
+/// The two minimiser maps of one partition, and how many of their postings are live and dead.
 #[derive(Default)]
 pub struct Substrings {
     gram: usize,
     window: usize,
     all: Lists,
     one: Lists,
-}
-
-/// The distinct minimisers of a text's windows, in first-seen order, into `out` (cleared). Empty
-/// when the text is shorter than one window.
-pub fn minimisers(text: &Text, gram: usize, window: usize, out: &mut Vec<u64>) -> Result<()> {
-    out.clear();
-    let n = text.len();
-    if gram == 0 || n < gram + window - 1 {
-        return Ok(());
-    }
-    let grams = n - gram + 1;
-    let mut hashes: Vec<u64> = alloc::with_capacity(grams)?;
-    match text {
-        Text::Narrow(v) => hashes.extend(
-            v.windows(gram)
-                .map(|g| gram_hash(g.iter().map(|&c| c as u32))),
-        ),
-        Text::Wide(v) => hashes.extend(v.windows(gram).map(|g| gram_hash(g.iter().copied()))),
-    }
-    let mut last = None;
-    for win in hashes.windows(window) {
-        let m = win.iter().copied().min().unwrap_or(0);
-        if last != Some(m) {
-            last = Some(m);
-            if !out.contains(&m) {
-                alloc::push(out, m)?;
-            }
-        }
-    }
-    Ok(())
-}
-
-/// A gram's hash (its elements as code points, so a narrow and a wide text hash alike).
-#[inline]
-fn gram_hash(elements: impl Iterator<Item = u32>) -> u64 {
-    let mut h = 0x243F_6A88_85A3_08D3u64;
-    for c in elements {
-        h = (h ^ c as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        h ^= h >> 29;
-    }
-    h
+    live: usize,
+    dead: usize,
+    /// Postings visited by drops and sweeps (a step count for the tests).
+    work: usize,
 }
 
 impl Substrings {
@@ -117,8 +140,7 @@ impl Substrings {
         Substrings {
             gram,
             window: c - gram + 1,
-            all: Lists::default(),
-            one: Lists::default(),
+            ..Substrings::default()
         }
     }
 
@@ -127,48 +149,94 @@ impl Substrings {
         self.gram + self.window - 1
     }
 
-    /// A text's minimisers under this index's gram and window.
-    pub fn minimisers_of(&self, text: &Text, out: &mut Vec<u64>) -> Result<()> {
-        minimisers(text, self.gram, self.window, out)
+    /// A text's minimisers under this index's gram and window (polling `cancel`).
+    pub fn minimisers_of(&self, text: &Text, out: &mut Vec<u64>, cancel: &Cancel) -> Result<()> {
+        minimisers(text, self.gram, self.window, out, cancel)
     }
 
-    /// File a stored label (its minimisers from [`Substrings::minimisers_of`]).
-    pub fn insert(&mut self, mins: &[u64], posting: Posting) -> Result<()> {
+    /// Postings a label with these minimisers is filed under (0 when it has none).
+    pub fn postings_for(mins: &[u64]) -> usize {
         if mins.is_empty() {
-            return Ok(());
+            0
+        } else {
+            mins.len() + 1
         }
+    }
+
+    /// Room for the postings of a label with these minimisers, so that [`Substrings::insert`]
+    /// cannot fail midway.
+    pub fn reserve(&mut self, mins: &[u64]) -> Result<()> {
+        self.all.try_reserve(mins.len()).map_err(oom)?;
+        self.one.try_reserve(1).map_err(oom)?;
+        Ok(())
+    }
+
+    /// File a stored label (its minimisers from [`Substrings::minimisers_of`]); `live` tells
+    /// whether a posting already on a list is still live. Returns the postings filed
+    /// ([`Substrings::postings_for`]).
+    pub fn insert(
+        &mut self,
+        mins: &[u64],
+        posting: Posting,
+        live: impl Fn(&Posting) -> bool,
+    ) -> Result<usize> {
+        if mins.is_empty() {
+            return Ok(0);
+        }
+        self.reserve(mins)?;
         let mut best = (usize::MAX, mins[0]);
         for &m in mins {
-            self.all.try_reserve(1)?;
             let list = self.all.entry(m).or_default();
-            list.try_reserve(1)
-                .map_err(|e| crate::Error::OutOfMemory(format!("cannot allocate: {e:?}")))?;
-            list.push(posting);
+            self.dead -= push(list, posting, self.dead > 0, &live, &mut self.work)?;
             let shortest = self.one.get(&m).map_or(0, SmallVec::len);
             if shortest < best.0 {
                 best = (shortest, m);
             }
         }
-        self.one.try_reserve(1)?;
         let list = self.one.entry(best.1).or_default();
-        list.try_reserve(1)
-            .map_err(|e| crate::Error::OutOfMemory(format!("cannot allocate: {e:?}")))?;
-        list.push(posting);
-        Ok(())
+        self.dead -= push(list, posting, self.dead > 0, &live, &mut self.work)?;
+        let filed = Self::postings_for(mins);
+        self.live += filed;
+        Ok(filed)
     }
 
-    /// Forget a removed label (its minimisers as filed).
-    pub fn remove(&mut self, mins: &[u64], slot: u32) {
-        for &m in mins {
-            for lists in [&mut self.all, &mut self.one] {
-                if let Some(list) = lists.get_mut(&m) {
-                    list.retain(|p| p.slot != slot);
-                    if list.is_empty() {
-                        lists.remove(&m);
-                    }
+    /// A label's `filed` postings are dead (its slot's generation changed): swept once the dead
+    /// outnumber the live.
+    pub fn retire(&mut self, filed: usize, live: impl Fn(&Posting) -> bool) {
+        self.live -= filed.min(self.live);
+        self.dead += filed;
+        if self.dead > self.live.max(SWEEP_MIN) {
+            self.sweep(live);
+        }
+    }
+
+    /// Drop every dead posting, every emptied list, and the slack of lists and tables.
+    pub fn sweep(&mut self, live: impl Fn(&Posting) -> bool) {
+        for lists in [&mut self.all, &mut self.one] {
+            self.work += lists.len();
+            lists.retain(|_, list| {
+                self.work += list.len();
+                list.retain(|p| live(p));
+                if list.capacity() > 2 * list.len() + 2 {
+                    list.shrink_to_fit();
                 }
+                !list.is_empty()
+            });
+            if lists.capacity() > 4 * lists.len() + 64 {
+                lists.shrink_to_fit();
             }
         }
+        self.dead = 0;
+    }
+
+    /// Postings visited by drops and sweeps so far.
+    pub fn work(&self) -> usize {
+        self.work
+    }
+
+    /// Dead postings not yet dropped.
+    pub fn dead(&self) -> usize {
+        self.dead
     }
 
     /// Candidates for "the incoming label occurs in the stored one": the shortest list among the
@@ -196,7 +264,7 @@ impl Substrings {
             .flat_map(|l| l.iter().copied())
     }
 
-    /// Bytes held (an estimate: table slots plus spilled lists).
+    /// Bytes held: table slots (a key, a list and a control byte each) plus spilled lists.
     pub fn memory_bytes(&self) -> usize {
         let entry = std::mem::size_of::<(u64, Postings)>() + 1;
         let spilled = |lists: &Lists| {
@@ -210,4 +278,32 @@ impl Substrings {
             + spilled(&self.all)
             + spilled(&self.one)
     }
+}
+
+/// Push a posting on a list; a full list first drops its dead postings (when the lists hold any:
+/// `any_dead`), and doubles when over half of it survives. So between two drops a list of capacity
+/// `C` takes at least `C / 2` pushes: the drops cost O(1) a push, amortised, and a list holds at
+/// most as many dead postings as live ones plus its inline room when it grows. Returns how many it
+/// dropped; `work` counts the postings it visited.
+#[inline]
+fn push(
+    list: &mut Postings,
+    posting: Posting,
+    any_dead: bool,
+    live: &impl Fn(&Posting) -> bool,
+    work: &mut usize,
+) -> Result<usize> {
+    let mut dropped = 0;
+    let capacity = list.capacity();
+    if any_dead && list.len() == capacity {
+        *work += list.len();
+        list.retain(|p| live(p));
+        dropped = capacity - list.len();
+        if list.len() * 2 > capacity {
+            list.try_reserve(2 * capacity - list.len()).map_err(oom)?;
+        }
+    }
+    list.try_reserve(1).map_err(oom)?;
+    list.push(posting);
+    Ok(dropped)
 }

@@ -7,6 +7,7 @@
 use std::sync::RwLock;
 
 use pyo3::prelude::*;
+use pyo3::types::PyList;
 
 use super::coerce::{collect, params, MinChars, Threshold, DEFAULT_MIN_CHARS, DEFAULT_THRESHOLD};
 use super::error::to_pyerr;
@@ -53,32 +54,54 @@ impl LabelIndex {
         }
     }
 
-    /// Store `label` in `partition`; returns its slot (insertion number).
+    /// Store `label` in `partition`; returns its insertion number (0, 1, 2, ...: never reused).
     #[pyo3(text_signature = "(self, label, partition)")]
     fn insert(
         &self,
         py: Python<'_>,
         label: &Bound<'_, PyAny>,
         partition: &Bound<'_, PyAny>,
-    ) -> PyResult<u32> {
+    ) -> PyResult<u64> {
         let text = label_text(label)?;
         let part = partition_id(partition)?;
-        run_detached(py, move |_| {
+        run_detached(py, move |cancel| {
             self.core
                 .write()
                 .map_err(|_| poisoned())?
-                .insert(part, text)
+                .insert(part, text, cancel)
         })
     }
 
-    /// Store `labels[k]` in `partitions[k]`, prepared in parallel; returns the first slot.
+    /// Give the live label `number` a new label, keeping its place in the insertion order and its
+    /// partition; False when it is not live.
+    #[pyo3(text_signature = "(self, number, label)")]
+    fn relabel(
+        &self,
+        py: Python<'_>,
+        number: &Bound<'_, PyAny>,
+        label: &Bound<'_, PyAny>,
+    ) -> PyResult<bool> {
+        let text = label_text(label)?;
+        let Ok(seq) = number.extract::<u64>() else {
+            return Ok(false);
+        };
+        run_detached(py, move |cancel| {
+            self.core
+                .write()
+                .map_err(|_| poisoned())?
+                .relabel(seq, text, cancel)
+        })
+    }
+
+    /// Store `labels[k]` in `partitions[k]`, prepared in parallel; returns the first one's insertion
+    /// number (the others follow it).
     #[pyo3(text_signature = "(self, labels, partitions)")]
     fn insert_many(
         &self,
         py: Python<'_>,
         labels: &Bound<'_, PyAny>,
         partitions: &Bound<'_, PyAny>,
-    ) -> PyResult<u32> {
+    ) -> PyResult<u64> {
         let texts = collect(labels, |x| label_text(&x))?;
         let parts = collect(partitions, |x| partition_id(&x))?;
         if texts.len() != parts.len() {
@@ -99,44 +122,98 @@ impl LabelIndex {
         })
     }
 
-    /// Retract a slot; False when it is not live.
-    #[pyo3(text_signature = "(self, slot)")]
-    fn remove(&self, py: Python<'_>, slot: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let Ok(slot) = slot.extract::<u32>() else {
+    /// Retract an insertion number; False when it is not live.
+    #[pyo3(text_signature = "(self, number)")]
+    fn remove(&self, py: Python<'_>, number: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let Ok(seq) = number.extract::<u64>() else {
             return Ok(false);
         };
         run_detached(py, move |_| {
-            self.core.write().map_err(|_| poisoned())?.remove(slot)
+            self.core.write().map_err(|_| poisoned())?.remove(seq)
         })
     }
 
-    /// Every live label of `partition` that `labels_match(stored, label)` accepts, by slot:
-    /// `[(slot, reason, score)]`; with `first`, only the oldest.
+    /// Every live label of `partition` that `labels_match(stored, label)` accepts, oldest first:
+    /// `[(number, reason, score)]`; with `first`, only the oldest. With `slots`, four parallel
+    /// lists `[numbers, slots, reasons, scores]`, each match's slot beside it (slots are reused:
+    /// the number tells which label the slot held).
     #[pyo3(
-        signature = (label, partition, *, threshold = DEFAULT_THRESHOLD, min_chars = DEFAULT_MIN_CHARS, first = false),
-        text_signature = "(self, label, partition, *, threshold=0.85, min_chars=16, first=False)"
+        signature = (label, partition, *, threshold = DEFAULT_THRESHOLD, min_chars = DEFAULT_MIN_CHARS, first = false, slots = false),
+        text_signature = "(self, label, partition, *, threshold=0.85, min_chars=16, first=False, slots=False)"
     )]
-    fn query(
+    #[allow(clippy::too_many_arguments)]
+    fn query<'py>(
         &self,
-        py: Python<'_>,
+        py: Python<'py>,
         label: &Bound<'_, PyAny>,
         partition: &Bound<'_, PyAny>,
         threshold: Threshold,
         min_chars: MinChars,
         first: bool,
-    ) -> PyResult<Vec<(u32, &'static str, f64)>> {
+        slots: bool,
+    ) -> PyResult<Bound<'py, PyList>> {
         let text = label_text(label)?;
         let part = partition_id(partition)?;
         let p = params(threshold, min_chars);
         let hits = run_detached(py, move |cancel| {
             let core = self.core.read().map_err(|_| poisoned())?;
             let mut scratch = QueryScratch::with_cancel(cancel);
-            core.query(part, &text, &p, first, &mut scratch, cancel)
+            let hits = core.query(part, &text, &p, first, &mut scratch, cancel)?;
+            let slots: Vec<u32> = if slots {
+                hits.iter()
+                    .map(|h| core.slot_of(h.0).unwrap_or(u32::MAX))
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            Ok((hits, slots))
         })?;
-        Ok(hits
-            .into_iter()
-            .map(|(s, r, score)| (s, r.as_str(), score))
-            .collect())
+        // The reasons as two interned strings (one object each, not one a match).
+        let ratio = pyo3::intern!(py, "ratio");
+        let containment = pyo3::intern!(py, "containment");
+        let (hits, slot_list) = hits;
+        let reason_of = |r: crate::contract::Reason| match r {
+            crate::contract::Reason::Ratio => ratio,
+            crate::contract::Reason::Containment => containment,
+        };
+        if slots {
+            // Four parallel lists, not a tuple a match: a query on a common phrase has thousands,
+            // and each tuple is a container the cyclic GC tracks (a full collection over a process
+            // holding a million labels took ~50 ms, the p99.9 of bench_index).
+            let numbers = PyList::new(py, hits.iter().map(|h| h.0))?;
+            let slot_objs = PyList::new(py, slot_list)?;
+            let reasons = PyList::new(py, hits.iter().map(|h| reason_of(h.1)))?;
+            let scores = PyList::new(py, hits.iter().map(|h| h.2))?;
+            return PyList::new(py, [numbers, slot_objs, reasons, scores]);
+        }
+        let out = PyList::empty(py);
+        for (number, r, score) in hits {
+            out.append((number, reason_of(r), score))?;
+        }
+        Ok(out)
+    }
+
+    /// The slot of the live label `number` (None when it is not live).
+    fn slot_of(&self, py: Python<'_>, number: &Bound<'_, PyAny>) -> PyResult<Option<u32>> {
+        let Ok(seq) = number.extract::<u64>() else {
+            return Ok(None);
+        };
+        run_detached(py, move |_| {
+            Ok(self.core.read().map_err(|_| poisoned())?.slot_of(seq))
+        })
+    }
+
+    /// The slots of the labels numbered `first .. first + count` (u32::MAX where one is not live).
+    fn slots_of(&self, py: Python<'_>, first: u64, count: u64) -> PyResult<Vec<u32>> {
+        run_detached(py, move |_| {
+            let core = self.core.read().map_err(|_| poisoned())?;
+            let mut out =
+                crate::alloc::with_capacity(usize::try_from(count).unwrap_or(usize::MAX))?;
+            out.extend(
+                (first..first.saturating_add(count)).map(|n| core.slot_of(n).unwrap_or(u32::MAX)),
+            );
+            Ok(out)
+        })
     }
 
     fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
@@ -148,5 +225,54 @@ impl LabelIndex {
         run_detached(py, |_| {
             Ok(self.core.read().map_err(|_| poisoned())?.memory_bytes())
         })
+    }
+
+    /// The partition of the live label `number` (None when it is not live).
+    fn partition_of(&self, py: Python<'_>, number: &Bound<'_, PyAny>) -> PyResult<Option<u32>> {
+        let Ok(seq) = number.extract::<u64>() else {
+            return Ok(None);
+        };
+        run_detached(py, move |_| {
+            Ok(self.core.read().map_err(|_| poisoned())?.partition_of(seq))
+        })
+    }
+
+    /// Live labels in `partition`.
+    fn partition_len(&self, py: Python<'_>, partition: &Bound<'_, PyAny>) -> PyResult<usize> {
+        let part = partition_id(partition)?;
+        run_detached(py, move |_| {
+            Ok(self
+                .core
+                .read()
+                .map_err(|_| poisoned())?
+                .partition_len(part))
+        })
+    }
+
+    /// Whether insertion number `number` is live.
+    fn __contains__(&self, py: Python<'_>, number: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let Ok(seq) = number.extract::<u64>() else {
+            return Ok(false);
+        };
+        run_detached(py, move |_| {
+            Ok(self.core.read().map_err(|_| poisoned())?.contains(seq))
+        })
+    }
+
+    /// Counts a server can export: `{"labels", "partitions", "bytes", "tombstones", "slots",
+    /// "free_slots", "inserted"}`.
+    fn stats(&self, py: Python<'_>) -> PyResult<Vec<(&'static str, u64)>> {
+        let st = run_detached(py, |_| {
+            Ok(self.core.read().map_err(|_| poisoned())?.stats())
+        })?;
+        Ok(vec![
+            ("labels", st.labels as u64),
+            ("partitions", st.partitions as u64),
+            ("bytes", st.bytes as u64),
+            ("tombstones", st.tombstones as u64),
+            ("slots", st.slots as u64),
+            ("free_slots", st.free_slots as u64),
+            ("inserted", st.inserted),
+        ])
     }
 }

@@ -345,13 +345,17 @@ class SQLiteGraphStore:
         ]
 
     def _relabelled_in_index(self, node: StoredNode, before: tuple[str, str]) -> None:
-        """Keep the label index in step with a live row whose label or layer changed in place (inside
-        its transaction): its place in store order is kept, which an insertion-ordered index can only
-        follow by a rebuild of both partitions."""
-        if self._index is not None and before != (node.layer, node.label):
-            self._index.reordered(
-                (node.scope_path, before[0]), (node.scope_path, node.layer), in_transaction=True
-            )
+        """Keep the label index in step with a live row whose label or layer changed in place (inside its
+        transaction). A new label in the same layer is relabelled in the index, keeping its place in
+        store order; a row moved to another layer keeps its place too, which an insertion-ordered index
+        can only follow by a rebuild of both partitions."""
+        if self._index is None or before == (node.layer, node.label):
+            return
+        partition = (node.scope_path, node.layer)
+        if before[0] == node.layer:
+            self._index.relabeled(partition, node.id, node.label, in_transaction=True)
+        else:
+            self._index.reordered((node.scope_path, before[0]), partition, in_transaction=True)
 
     # -- reads -----------------------------------------------------------------------------------------
 
