@@ -128,7 +128,7 @@ class _Partition:
         self.text_of = {row.id: row.label for row in rows}
         self.stated_of = {row.id: row.stated for row in rows}
         self.threshold, self.min_chars, self.guards = threshold, min_chars, guards or None
-        #: The current rows under their current texts (an update replaces a row's entry).
+        #: The current rows under their current texts, in store order (an update relabels a row in place).
         self.index = self._index()
         #: Rows whose text changed since the pass before: their new text.
         self.changed: dict[str, str] = {}
@@ -136,20 +136,30 @@ class _Partition:
     def _index(self) -> LabelIndex:
         return LabelIndex(threshold=self.threshold, min_chars=self.min_chars)
 
-    def _before(self, among: LabelIndex, node_id: str, row_of: Callable[[Any], str]) -> list[IndexMatch]:
-        """The entries of ``among`` (each naming a row, ``row_of(entry id)``) that ``node_id``'s current
-        text restates and whose row comes before it in store order."""
+    def _first_before(self, among: LabelIndex, node_id: str) -> IndexMatch | None:
+        """The oldest entry of ``among`` (entries in store order) that ``node_id``'s current text
+        restates, when it comes before ``node_id`` in store order; else None (the oldest match is
+        ``node_id`` itself or a later row: nothing before it matches)."""
+        found = among.first_match(
+            self.text_of[node_id], threshold=self.threshold, min_chars=self.min_chars, guards=self.guards
+        )
+        if found is None or self.position[str(found.id)] >= self.position[node_id]:
+            return None
+        return found
+
+    def _any_before(self, among: LabelIndex, node_id: str) -> bool:
+        """Whether an entry of ``among`` (in any order) that ``node_id``'s current text restates comes
+        before ``node_id`` in store order."""
         found = among.query(
             self.text_of[node_id], threshold=self.threshold, min_chars=self.min_chars, guards=self.guards
         )
-        return [m for m in found if self.position[row_of(m.id)] < self.position[node_id]]
+        return any(self.position[str(m.id)] < self.position[node_id] for m in found)
 
     def decide(self, node_id: str, round_: int) -> Merge | None:
         """Fold ``node_id`` into the first current row before it that it is the same fact as, if any."""
-        found = self._before(self.index, node_id, str)
-        if not found:
+        match = self._first_before(self.index, node_id)
+        if match is None:
             return None
-        match = min(found, key=lambda m: self.position[str(m.id)])
         into = str(match.id)
         text, stated = self.text_of[node_id], self.stated_of[node_id]
         fact = facts_match(self.text_of[into], text, match.reason, match.score)
@@ -163,8 +173,7 @@ class _Partition:
         self.stated_of[into] = max(self.stated_of[into], stated)
         if kind == UPDATED:
             self.text_of[into] = text
-            self.index.remove(into)
-            self.index.insert(text, into)
+            self.index.relabel(into, text)  # its place in store order is kept
             self.changed[into] = text
         return merge
 
@@ -175,7 +184,9 @@ class _Partition:
         A later pass can change the answer only for a row whose own text changed, or that a text changed
         since its last check now matches from an earlier row: it re-decides exactly those (found through a
         small index of the changed texts, kept up to date within the pass), and leaves every other row as
-        the pass before left it."""
+        the pass before left it. The index keeps every current row (an earlier pass's later rows too): a
+        row's candidates are the matches before it, and its first match is the oldest, so a first match
+        at or after the row means none before it."""
         current: list[str] = []
         for row in self.rows:
             advance(1)
@@ -190,13 +201,11 @@ class _Partition:
             round_ += 1
             recent, self.changed = self.changed, {}
             flags = self._index()
-            flagged: list[str] = []  # an entry of ``flags`` -> the row whose changed text it is
             for node_id, text in recent.items():
-                flags.insert(text, len(flagged))
-                flagged.append(node_id)
+                flags.insert(text, node_id)
             survivors: list[str] = []
             for node_id in current:
-                if node_id not in recent and not self._before(flags, node_id, flagged.__getitem__):
+                if node_id not in recent and not self._any_before(flags, node_id):
                     survivors.append(node_id)
                     continue
                 merge = self.decide(node_id, round_)
@@ -207,8 +216,10 @@ class _Partition:
                 yield merge
                 if merge.kind == UPDATED:
                     # An earlier row's text changed in this pass: the rows after it are checked against it.
-                    flags.insert(self.text_of[merge.node_id], len(flagged))
-                    flagged.append(merge.node_id)
+                    if merge.node_id in flags:
+                        flags.relabel(merge.node_id, self.text_of[merge.node_id])
+                    else:
+                        flags.insert(self.text_of[merge.node_id], merge.node_id)
             current = survivors
 
 
