@@ -59,6 +59,7 @@ ops = st.lists(
         st.tuples(st.just("insert"), labels, st.integers(0, 2)),
         st.tuples(st.just("remove"), st.integers(0, 40), st.just(0)),
         st.tuples(st.just("query"), labels, st.integers(0, 2)),
+        st.tuples(st.just("relabel"), st.tuples(st.integers(0, 40), labels), st.just(0)),
     ),
     max_size=40,
 )
@@ -75,12 +76,30 @@ def test_core_index_equals_brute_force(
             assert core.insert(arg, part) == ref.insert(arg, part)
         elif op == "remove":
             assert core.remove(arg) == ref.remove(arg)
+        elif op == "relabel":
+            number, label = arg
+            assert core.relabel(number, label) == ref.relabel(number, label)
         else:
             got = core.query(arg, part, threshold=t, min_chars=mc, first=first)
             assert got == _expected(ref, arg, part, t, mc, first)
+            # The service API of the twins too: the same slots (reused lowest first), partitions, counts.
+            assert core.query(arg, part, threshold=t, min_chars=mc, first=first, slots=True) == ref.query(
+                arg, part, threshold=t, min_chars=mc, first=first, slots=True
+            )
         assert len(core) == len(ref)
+        counted = ("labels", "partitions", "slots", "free_slots", "inserted")
+        assert [kv for kv in core.stats() if kv[0] in counted] == [
+            kv for kv in ref.stats() if kv[0] in counted
+        ]
+        for number in range(ref._next + 1):
+            assert core.slot_of(number) == ref.slot_of(number)
+            assert core.partition_of(number) == ref.partition_of(number)
+            assert (number in core) == (number in ref)
+        assert core.slots_of(0, ref._next + 1) == ref.slots_of(0, ref._next + 1)
+        for p in range(3):
+            assert core.partition_len(p) == ref.partition_len(p)
     # Every stored label against the rest, with the contract restated from scratch.
-    for label in {arg for op, arg, _ in ops if op != "remove"}:
+    for label in {arg for op, arg, _ in ops if op in ("insert", "query")}:
         got = core.query(label, 0, threshold=t, min_chars=mc)
         want = ref.query(label, 0, threshold=t, min_chars=mc)
         assert got == want

@@ -12,6 +12,7 @@ Shared rules live with their owners, not here: scope paths and ownership in :mod
 
 from __future__ import annotations
 
+import heapq
 import logging
 import sys
 from array import array
@@ -417,22 +418,39 @@ def clusters(
 
 class LabelIndex:
     """The core's ``LabelIndex``, by brute force: a query decides every live label of its partition, in
-    slot order, with :func:`match_reason`. Slots number insertions from 0, so slot order is insertion
-    order. ``min_chars`` is the value the core tunes its containment filter for; answers never depend
-    on it."""
+    insertion order, with :func:`match_reason`. Labels are numbered by insertion (0, 1, 2, ...: never
+    reused) and live in slots, which are reused lowest first and given back when no live slot lies
+    above them, as the core does. ``min_chars`` is the value the core tunes its containment filter for;
+    answers never depend on it."""
 
     def __init__(self, min_chars: int = DEDUP_SUBSUME_MIN_CHARS) -> None:
         if not isinstance(min_chars, int) or isinstance(min_chars, bool) or min_chars < 0:
             raise ValueError(f"min_chars must be a non-negative int, not {min_chars!r}")
-        self._entries: dict[int, tuple[int, Any]] = {}
+        self._entries: dict[int, tuple[int, Any]] = {}  # number -> (partition, label), in insertion order
+        self._slot_of: dict[int, int] = {}
+        self._slots: list[int | None] = []  # slot -> the number living there
+        self._free: list[int] = []  # a heap of the free slots below len(self._slots)
         self._next = 0
+
+    @staticmethod
+    def _number(number: Any) -> int | None:
+        return number if isinstance(number, int) and not isinstance(number, bool) and number >= 0 else None
+
+    def _take_slot(self, number: int) -> None:
+        slot = heapq.heappop(self._free) if self._free else len(self._slots)
+        if slot == len(self._slots):
+            self._slots.append(number)
+        else:
+            self._slots[slot] = number
+        self._slot_of[number] = slot
 
     def insert(self, label: Any, partition: int) -> int:
         normalise_label(_label(label, True))  # refuses what the core refuses, before anything is stored
-        slot = self._next
-        self._entries[slot] = (int(partition), _label(label, True))
+        number = self._next
+        self._entries[number] = (int(partition), _label(label, True))
+        self._take_slot(number)
         self._next += 1
-        return slot
+        return number
 
     def insert_many(self, labels: Sequence[Any], partitions: Sequence[int]) -> int:
         labels, partitions = list(labels), list(partitions)
@@ -445,8 +463,32 @@ class LabelIndex:
             self.insert(label, partition)
         return first
 
-    def remove(self, slot: int) -> bool:
-        return self._entries.pop(slot, None) is not None
+    def relabel(self, number: Any, label: Any) -> bool:
+        incoming = _label(label, True)
+        normalise_label(incoming)
+        key = self._number(number)
+        if key is None or key not in self._entries:
+            return False
+        self._entries[key] = (self._entries[key][0], incoming)
+        return True
+
+    def remove(self, number: Any) -> bool:
+        key = self._number(number)
+        if key is None or self._entries.pop(key, None) is None:
+            return False
+        slot = self._slot_of.pop(key)
+        self._slots[slot] = None
+        if not self._entries:  # empty: every table back to nothing, as the core does
+            self._slots, self._free = [], []
+            return True
+        if slot == len(self._slots) - 1:
+            while self._slots and self._slots[-1] is None:
+                self._slots.pop()
+            self._free = [free for free in self._free if free < len(self._slots)]
+            heapq.heapify(self._free)
+        else:
+            heapq.heappush(self._free, slot)
+        return True
 
     def query(
         self,
@@ -456,19 +498,57 @@ class LabelIndex:
         threshold: float = DEDUP_SIMILARITY_THRESHOLD,
         min_chars: int = DEDUP_SUBSUME_MIN_CHARS,
         first: bool = False,
-    ) -> list[tuple[int, str, float]]:
+        slots: bool = False,
+    ) -> list[Any]:
         incoming = _label(label, True)
         normalise_label(incoming)
         found = []
-        for slot, (part, stored) in self._entries.items():
+        for number, (part, stored) in self._entries.items():
             if part != partition:
                 continue
             reason = match_reason(stored, incoming, threshold=threshold, min_chars=min_chars)
             if reason is not None:
-                found.append((slot, reason[0], reason[1]))
+                found.append((number, reason[0], reason[1]))
                 if first:
                     break
+        if slots:
+            return [
+                [n for n, _, _ in found],
+                [self._slot_of[n] for n, _, _ in found],
+                [r for _, r, _ in found],
+                [v for _, _, v in found],
+            ]
         return found
+
+    def slot_of(self, number: Any) -> int | None:
+        key = self._number(number)
+        return None if key is None else self._slot_of.get(key)
+
+    def slots_of(self, first: int, count: int) -> list[int]:
+        return [self._slot_of.get(n, 2**32 - 1) for n in range(first, first + count)]
+
+    def partition_of(self, number: Any) -> int | None:
+        key = self._number(number)
+        entry = None if key is None else self._entries.get(key)
+        return None if entry is None else entry[0]
+
+    def partition_len(self, partition: int) -> int:
+        return sum(1 for part, _ in self._entries.values() if part == int(partition))
+
+    def stats(self) -> list[tuple[str, int]]:
+        return [
+            ("labels", len(self._entries)),
+            ("partitions", len({part for part, _ in self._entries.values()})),
+            ("bytes", self.memory_bytes()),
+            ("tombstones", 0),
+            ("slots", len(self._slots)),
+            ("free_slots", len(self._free)),
+            ("inserted", self._next),
+        ]
+
+    def __contains__(self, number: object) -> bool:
+        key = self._number(number)
+        return key is not None and key in self._entries
 
     def __len__(self) -> int:
         return len(self._entries)
