@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from memdedup._backend import impl as _impl
-from memdedup._reference import DEDUP_PREFIX_LEN, DEDUP_SIMILARITY_THRESHOLD, DEDUP_SUBSUME_MIN_CHARS
+from memdedup._rules import DEDUP_PREFIX_LEN, DEDUP_SIMILARITY_THRESHOLD, DEDUP_SUBSUME_MIN_CHARS
 from memdedup.errors import InvalidInputError
 from memdedup.guards import Guards, as_guards, negation_blocks, value_blocks, why_blocked
 from memdedup.inputs import display_name, read_text, split_lines
