@@ -413,7 +413,7 @@ def test_scores_are_the_contract_scores(prepared: tuning.Prepared, monkeypatch: 
         shorter, longer = (a, b) if len(a) <= len(b) else (b, a)
         assert prepared.contained[k] == (shorter in longer)
     # The pure-Python path (no core) gives the same arrays.
-    monkeypatch.setattr(tuning, "_impl", _reference)
+    monkeypatch.setattr(tuning.prepared, "_impl", _reference)
     slow = tuning.prepare(prepared.pairs)
     assert np.array_equal(slow.score, prepared.score) and np.array_equal(slow.contained, prepared.contained)
     for prefix in tuning.PREFIX_MODES:

@@ -33,10 +33,9 @@ partition keys) live in :mod:`memdedup._rules`. Import the public names from her
 
 from __future__ import annotations
 
+from memdedup import _rules
 from memdedup._backend import impl as _impl  # noqa: F401  (the backend in use, for tests that check it)
 from memdedup._rules import check_min_chars, partition_token
-from memdedup._rules import check_threshold as _check_threshold  # noqa: F401  (memdedup.dask calls it here)
-from memdedup._rules import comparable as _comparable  # noqa: F401  (memdedup.dask calls it here)
 from memdedup.batch._clusters import ClusterResult, clusters
 from memdedup.batch._join import JoinGroups, join
 from memdedup.batch._pairs import match_first, match_pairs, match_reason
@@ -70,3 +69,7 @@ __all__ = [
     "replay",
     "replay_guarded",
 ]
+
+# memdedup.dask still reaches these two through this module; new code imports them from memdedup._rules.
+_comparable = _rules.comparable
+_check_threshold = _rules.check_threshold
