@@ -32,6 +32,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from memdedup import dedup as md
 from memdedup.errors import MemdedupError
+from memdedup.integrations import _symfonic_patching as patching
 from memdedup.integrations import symfonic as integ
 from strategies import ANY_CHAR, LABEL_CHAR, PY_ONLY_WHITESPACE, n_examples, restatement_pairs
 
@@ -374,7 +375,7 @@ def test_thread_safety() -> None:
 # --------------------------------------------------------------------------------------------------
 def test_refuses_an_unknown_version(monkeypatch: pytest.MonkeyPatch) -> None:
     before = bindings()
-    monkeypatch.setattr(integ, "_symfonic_version", lambda: "9.13.0")
+    monkeypatch.setattr(patching, "_symfonic_version", lambda: "9.13.0")
     with pytest.raises(integ.SymfonicVersionError, match=r"9\.13\.0.*supports 9\.12\.0.*nothing was rebound"):
         integ.install()
     with pytest.raises(MemdedupError):
@@ -384,7 +385,7 @@ def test_refuses_an_unknown_version(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_refuses_when_symfonic_is_not_installed(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(integ, "DISTRIBUTION", "symfonic-core-not-installed-here")
+    monkeypatch.setattr(patching, "DISTRIBUTION", "symfonic-core-not-installed-here")
     with pytest.raises(integ.SymfonicVersionError, match="is not installed"):
         integ.install()
 
@@ -507,9 +508,10 @@ def test_a_module_of_another_shape_imported_later_is_left_alone() -> None:
         """
 import json, warnings
 import memdedup.integrations.symfonic as integ
+import memdedup.integrations._symfonic_patching as patching
 integ.install()
-real = integ._check_live
-integ._check_live = lambda target, module: (
+real = patching._check_live
+patching._check_live = lambda target, module: (
     "odd" if target.module == "symfonic.memory.janitor" else real(target, module))
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
@@ -802,7 +804,7 @@ def test_launcher_runs_a_command_installed() -> None:
 
 
 def test_install_from_environment_warns_on_a_refusal(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(integ, "_symfonic_version", lambda: "10.0.0")
+    monkeypatch.setattr(patching, "_symfonic_version", lambda: "10.0.0")
     with pytest.warns(integ.SymfonicIntegrationWarning, match="10.0.0"):
         assert integ.install_from_environment({integ.ENV_VAR: "1"}) is False
     assert integ.install_from_environment({}) is False
@@ -880,14 +882,14 @@ def test_nothing():
 """
 
 BREAK_LABELS_MATCH = """
-import memdedup.integrations.symfonic as integ
-real = integ._replacement
+import memdedup.integrations._symfonic_patching as patching
+real = patching._replacement
 def wrong(target):
     replacement = real(target)
     if target.name == "labels_match":
         return lambda stored, incoming, *, threshold: not replacement(stored, incoming, threshold=threshold)
     return replacement
-integ._replacement = wrong
+patching._replacement = wrong
 """
 
 
