@@ -9,15 +9,19 @@ fail unless memdedup changed nothing but speed.
    installed memdedup and symfonic-core) and installs the test-only dependencies at exact versions,
    without their dependencies (:data:`TEST_PINS`); nothing else is installed anywhere.
 3. Runs the suite (all of it by default; ``--select reaching`` runs only the files that reach memdedup)
-   once as is and once with ``-p memdedup.integrations.symfonic_shadow``, which installs memdedup when
-   pytest starts, counts every call into memdedup and compares each answer with symfonic's untouched
-   function and the standard difflib.
-4. Fails (exit 1) when any test's outcome differs between the two runs, when memdedup was never called,
-   or when any answer differed from symfonic's; exit 2 when it cannot set up.
+   with ``-p memdedup.integrations.symfonic_shadow``, which installs memdedup when pytest starts, counts
+   every call into memdedup and compares each answer with symfonic's untouched function and the standard
+   difflib; then runs it as is, without memdedup: by default (``--baseline affected``) only the files
+   whose outcome memdedup could have changed, those of every test that reached memdedup and of every
+   test that did not pass with it installed (a test that never called memdedup and passed has nothing to
+   compare); ``--baseline all`` runs the whole selection again.
+4. Fails (exit 1) when any compared test's outcome differs between the two runs, when memdedup was never
+   called, or when any answer differed from symfonic's; exit 2 when it cannot set up.
 5. With ``--stateful-examples N``, then runs symfonic's memory-invariant state machine (which pins 25
    examples) with N examples, shadowed: it must pass with no answer differing.
 
-Usage: ``python scripts/symfonic-suite.py [--work DIR] [--select all|reaching] [--stateful-examples N]``. The
+Usage: ``python scripts/symfonic-suite.py [--work DIR] [--select all|reaching] [--baseline affected|all]
+[--stateful-examples N]``. The
 work folder (default ``target/symfonic-suite``) keeps the download and the environment between runs.
 """
 
@@ -235,6 +239,12 @@ def main() -> int:
     )
     parser.add_argument("--select", choices=["all", "reaching"], default="all")
     parser.add_argument(
+        "--baseline",
+        choices=["affected", "all"],
+        default="affected",
+        help="run without memdedup only the files whose outcome it could change (default), or all again",
+    )
+    parser.add_argument(
         "--stateful-examples",
         type=int,
         default=0,
@@ -249,23 +259,34 @@ def main() -> int:
         python = make_env(work)
         check_env(python, src)
         tests = ["tests"] if args.select == "all" else REACHING
-        base, base_time, base_summary = pytest_run(python, src, work, "without", tests, shadow=False)
-        say(f"without memdedup: {base_summary} ({base_time:.0f} s)")
         ours, ours_time, ours_summary = pytest_run(python, src, work, "with", tests, shadow=True)
         say(f"with memdedup installed: {ours_summary} ({ours_time:.0f} s)")
+        if args.baseline == "all":
+            again = tests
+        else:
+            again = affected_files(src, work / "with.json", ours)
+        if again:
+            base, base_time, base_summary = pytest_run(python, src, work, "without", again, shadow=False)
+            say(f"without memdedup, {len(again)} file(s): {base_summary} ({base_time:.0f} s)")
+        else:
+            base = {}
     except SetupError as exc:
         say(f"cannot run: {exc}")
         return 2
 
     failed = False
-    differing = sorted(t for t in base.keys() | ours.keys() if base.get(t) != ours.get(t))
+    # Compared: every test of the files run again, and every test that did not pass with memdedup.
+    compared = base.keys() | {t for t, kind in ours.items() if kind != "passed"}
+    differing = sorted(t for t in compared if base.get(t) != ours.get(t))
     if differing:
         failed = True
         say(f"{len(differing)} tests' outcomes differ (without -> with memdedup):")
         for test in differing[:50]:
             say(f"  {test}: {base.get(test, 'absent')} -> {ours.get(test, 'absent')}")
     failed |= not check_report(
-        work / "with.json", f"{len(base)} test ids, {len(differing)} outcome differences"
+        work / "with.json",
+        f"{len(ours)} test ids, {len(compared)} compared without memdedup, "
+        f"{len(differing)} outcome differences",
     )
     if args.stateful_examples:
         try:
@@ -288,6 +309,29 @@ def main() -> int:
         failed |= not check_report(work / "stateful.json", "state machine")
     say(f"{'FAILED' if failed else 'ok'}; {time.perf_counter() - started:.0f} s in all")
     return 1 if failed else 0
+
+
+def test_file(src: Path, classname: str) -> str | None:
+    """The test file (relative to ``src``) of a JUnit classname (``tests.memory.test_x.TestY``)."""
+    parts = classname.split(".")
+    for end in range(len(parts), 0, -1):
+        rel = "/".join(parts[:end]) + ".py"
+        if (src / rel).is_file():
+            return rel
+    return None
+
+
+def affected_files(src: Path, report: Path, outcomes_with: dict[str, str]) -> list[str]:
+    """The files whose tests memdedup could have changed: those of the tests that reached memdedup (the
+    shadow report) and of the tests that did not pass with it installed."""
+    files: set[str] = set()
+    if report.exists():
+        files |= {node.split("::")[0] for node in json.loads(report.read_text())["tests_reaching_memdedup"]}
+    for test, kind in outcomes_with.items():
+        if kind != "passed":
+            found = test_file(src, test.split("::")[0])
+            files.add(found if found is not None else "tests")  # unknown: run everything again
+    return ["tests"] if "tests" in files else sorted(files)
 
 
 def check_report(path: Path, what: str) -> bool:

@@ -40,7 +40,7 @@ for python in "${found[@]}"; do
         suites+=(tests/adversarial/test_adv_legacy_str.py)
     fi
     # Every interpreter is tried before the script fails, so one run shows them all.
-    MEMDEDUP_IMPLEMENTATION=rust "$work/$version/bin/python" -m pytest -q -p no:cacheprovider "${suites[@]}" \
+    MEMDEDUP_IMPLEMENTATION=rust "$work/$version/bin/python" -m pytest -q -p no:cacheprovider -m "not perf" "${suites[@]}" \
         || failed+=("$version")
 done
 if [ ${#failed[@]} -gt 0 ]; then

@@ -79,9 +79,11 @@ def test_invalid_workers_are_typed_errors(call: str) -> None:
     assert run(1024) is not None
 
 
-# The child: baseline threads, then a call far longer than it will be allowed to run; a watcher thread
-# samples /proc/self/task (the GIL is released during the call) and, once it has seen the call's
-# threads settle, sends SIGINT. It prints what it saw.
+# The child: baseline threads, then a call it interrupts; a watcher thread samples /proc/self/task (the
+# GIL is released during the call) and, once it has seen the call's threads settle, sends SIGINT. A call
+# that returns first (a fast machine) was simply too short: the child tries again on four times the
+# queries, so the interruption lands inside a call by construction, on any machine (a signal that arrives
+# just after a call returned is told apart, as "late", and retried too). It prints what it saw.
 _CHILD = textwrap.dedent(
     """
     import json, os, signal, sys, threading
@@ -101,9 +103,8 @@ _CHILD = textwrap.dedent(
 
     base = threads()
     seen, most = set(), 0
-    stop = threading.Event()
 
-    def watch():
+    def watch(stop):
         global most
         quiet = 0
         while not stop.is_set():
@@ -118,21 +119,43 @@ _CHILD = textwrap.dedent(
                 return
             stop.wait(0.001)
 
-    watcher = threading.Thread(target=watch)
-    watcher.start()
     words = "the quick brown fox jumps over a lazy dog while memory labels restate".split()
     def label(k):
         return " ".join(words[(k * 7 + j) % len(words)] for j in range(8 + k % 5)) + f" {k}"
 
     labels = [label(k) for k in range(40000)]
-    try:
-        batch.cdist(labels[:400], labels, workers=workers)
-        outcome = "finished"
-    except KeyboardInterrupt:
-        outcome = "interrupted"
-    stop.set()
-    watcher.join()
-    print(json.dumps({"outcome": outcome, "seen": sorted(seen), "most": most}))
+
+    def attempt(scale):
+        # What is seen is the observation of this call: the threads of an earlier call have gone.
+        global most
+        for _ in range(3000):
+            if len(threads()) <= len(base):
+                break
+            threading.Event().wait(0.01)
+        seen.clear()
+        most = 0
+        stop = threading.Event()
+        watcher = threading.Thread(target=watch, args=(stop,))
+        watcher.start()
+        try:
+            try:
+                batch.cdist(labels[:400] * scale, labels, workers=workers)
+            except KeyboardInterrupt:
+                watcher.join()
+                return "interrupted"
+            stop.set()
+            watcher.join()
+            return "finished"
+        except KeyboardInterrupt:  # the watcher fired as the call returned: not inside it
+            watcher.join()
+            return "late"
+
+    attempts = []
+    for k in range(6):
+        attempts.append(attempt(4**k))
+        if attempts[-1] == "interrupted":
+            break
+    print(json.dumps({"outcome": attempts[-1], "attempts": attempts, "seen": sorted(seen), "most": most}))
     """
 )
 
