@@ -4,6 +4,9 @@ PYTHON ?= python
 
 .PHONY: build test test-full test-deep test-extended test-perf test-python test-python-fallback test-adversarial test-rust test-versions test-abi3 stubtest ci bench bench-index bench-instructions lint long-files fmt clean
 
+build:
+	$(PYTHON) -m pip install -e '.[test]' --no-build-isolation -q
+
 # The default profile (README's test command): every contract, attack class and integration, with a
 # quarter of the hypothesis examples and the heaviest probes left to `test-extended` (docs/development.md).
 test:

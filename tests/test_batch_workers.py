@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from memdedup import _reference, batch
 from memdedup._backend import IMPLEMENTATION
 from memdedup.errors import InputTypeError, InvalidInputError
+from profiles import sampled
 from strategies import label_text, n_examples
 
 rust_only = pytest.mark.skipif(IMPLEMENTATION != "rust", reason="the Rust core's threads")
@@ -53,7 +54,7 @@ def test_results_never_depend_on_workers(
             assert best == (expected[0] if expected else None)
 
 
-@pytest.mark.parametrize("call", ["cdist", "extract", "extractOne", "core"])
+@pytest.mark.parametrize("call", sampled(["cdist", "extract", "extractOne", "core"], ["cdist", "core"]))
 def test_invalid_workers_are_typed_errors(call: str) -> None:
     def run(workers: object) -> object:
         if call == "core":
@@ -180,6 +181,7 @@ def test_workers_2_computes_on_a_pool_of_two_threads() -> None:
     assert result["most"] == 2  # the pool's two threads and nothing else
 
 
+@pytest.mark.slow
 @rust_only
 def test_workers_1_starts_no_worker_thread() -> None:
     # Ready once the call polls Ctrl-C (its ticker thread runs): no pool thread ever appears, and the
@@ -189,6 +191,7 @@ def test_workers_1_starts_no_worker_thread() -> None:
     assert result["most"] == 1
 
 
+@pytest.mark.slow
 @rust_only
 def test_workers_minus_1_uses_the_global_pool() -> None:
     # The control for the two tests above: the observation sees rayon's global pool when it is used.
