@@ -68,6 +68,7 @@ def test_dedup_json_summary_has_the_input_and_every_parameter(tmp_path: Path) ->
     )
 
 
+@pytest.mark.slow
 def test_ingest_summary_is_short_for_a_big_file(tmp_path: Path) -> None:
     path = tmp_path / "turns.jsonl"
     with path.open("w", encoding="utf-8") as out:

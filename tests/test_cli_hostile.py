@@ -199,7 +199,7 @@ def test_crlf_lone_cr_and_nul(tmp_path: Path, out: str) -> None:
     dedup_ok(tmp_path, "nul.jsonl", b'{"label": "a\\u0000b"}\n', out, ["a\x00b"])
 
 
-@pytest.mark.parametrize("out", outs("parquet"))
+@pytest.mark.parametrize("out", outs("jsonl"))
 def test_a_10mb_line(tmp_path: Path, out: str) -> None:
     long = "x" * 10_000_000
     dedup_ok(tmp_path, "long.txt", (long + "\nshort\n").encode(), out, [long, "short"])
@@ -307,7 +307,7 @@ def test_tune_refuses_duplicate_keys_and_deep_nesting(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------------------------------
 # CSV
 # ---------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("out", outs("parquet"))
+@pytest.mark.parametrize("out", outs("csv"))
 def test_csv_headers_and_rows(tmp_path: Path, out: str) -> None:
     dedup_refused(tmp_path, "n.csv", b"name\nx\n", out, "n.csv", "no 'label' column")
     dedup_refused(tmp_path, "d.csv", b"label,label\na,b\n", out, "d.csv:1:", "duplicate", "'label'")
@@ -340,7 +340,7 @@ def test_parquet_labels_that_are_not_text_are_refused(tmp_path: Path, out: str) 
         dedup_refused(tmp_path, name, data, out, "'label'", kind, "string")
 
 
-@pytest.mark.parametrize("out", outs("csv"))
+@pytest.mark.parametrize("out", outs("parquet"))
 def test_parquet_zero_rows_nulls_dictionaries_and_other_names(tmp_path: Path, out: str) -> None:
     dedup_ok(
         tmp_path, "z.parquet", _parquet(tmp_path / "a.parquet", label=pa.array([], pa.string())), out, []
@@ -366,7 +366,7 @@ def test_parquet_zero_rows_nulls_dictionaries_and_other_names(tmp_path: Path, ou
 # ---------------------------------------------------------------------------------------------------
 # truncated and fake files
 # ---------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("out", outs("parquet"))
+@pytest.mark.parametrize("out", outs("csv"))
 def test_truncated_and_fake_compressed_files(tmp_path: Path, out: str) -> None:
     whole = gzip.compress(b"hello there\n" * 2000)
     dedup_refused(tmp_path, "t.txt.gz", whole[: len(whole) // 2], out, "truncated")
@@ -392,6 +392,7 @@ def test_truncated_gzip_for_tune_and_ingest(tmp_path: Path, command_: str) -> No
 # ---------------------------------------------------------------------------------------------------
 # --out names
 # ---------------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_out_names(tmp_path: Path) -> None:
     source = tmp_path / "in.txt"
     source.write_text("a label\na label\n")
@@ -431,6 +432,7 @@ def test_uppercase_input_extensions(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------------------------------
 # tune --plot names
 # ---------------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_plot_names(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     for name in ("p.txt", "plot", "p.jsonl"):
@@ -544,6 +546,7 @@ def usage_error(result: Any, *fragments: str) -> None:
         assert fragment in last, (fragment, last)
 
 
+@pytest.mark.slow
 def test_non_finite_and_negative_numbers_are_refused(tmp_path: Path) -> None:
     turns = tmp_path / "t.jsonl"
     turns.write_bytes(_turn("Prefers dark mode"))

@@ -519,6 +519,7 @@ def test_two_processes_ingesting_different_files_at_once_lose_nothing(tmp_path: 
     assert sum(r["counts"]["written"] for r in results) == len(shared["nodes"])
 
 
+@pytest.mark.slow
 def test_two_processes_ingesting_the_same_file_at_once_write_it_once(tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "t.jsonl", synthetic_turns(DANA, 200, "dana"))
     results = _run_at_once(tmp_path, [path, path], tmp_path / "shared.sqlite")

@@ -30,6 +30,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from memdedup import _backend, _reference
 from memdedup._backend import IMPLEMENTATION
+from profiles import sampled
 from strategies import (
     ANY_CHAR,
     CASE_IGNORABLE,
@@ -205,7 +206,7 @@ def _all_code_points() -> list[str]:
 
 @pytest.mark.parametrize(
     "template",
-    ["{}", "a\u03a3{}", "{}\u03a3", "A{}\u03a3", "{}A{}"],
+    sampled(["{}", "a\u03a3{}", "{}\u03a3", "A{}\u03a3", "{}A{}"], ["{}", "{}\u03a3"]),
     ids=["alone", "sigma-then-c", "c-then-sigma", "cased-c-sigma", "c-cased-c"],
 )
 def test_normalise_every_code_point(template: str) -> None:
@@ -1105,6 +1106,7 @@ def test_pair_lengths_around_the_gil_release(total: int, wide: bool) -> None:
             check_labels(x, y, threshold, None)
 
 
+@pytest.mark.slow
 def test_strategies_draw_every_category_and_place() -> None:
     # The strategies really produce what the tests above rely on (else they would prove little).
     import unicodedata

@@ -589,6 +589,7 @@ def test_cli_plot_without_matplotlib(
     assert not (tmp_path / "x.png").exists()
 
 
+@pytest.mark.slow
 def test_cli_plot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("matplotlib")
     path = tmp_path / "tune.png"
