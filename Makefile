@@ -15,10 +15,13 @@ test:
 test-python: test
 
 # Everything the default profile leaves out, and nothing it runs: the `slow` tests (child processes, big
-# inputs, Dask, symfonic, the pure-Python reference's parity run) at their full example count, then the
-# other three quarters of every default-profile property test's examples, drawn from another seed.
+# inputs, Dask, symfonic) at their full example count; the pure-Python reference's parity run (the
+# fallback's, at the default profile's examples, as the fallback run had); then the other three quarters
+# of every default-profile property test's examples, drawn from another seed.
 test-extended:
-	MEMDEDUP_IMPLEMENTATION=rust MEMDEDUP_HYPOTHESIS_SCALE=1 $(PYTHON) -m pytest -q -m slow --durations=15
+	MEMDEDUP_IMPLEMENTATION=rust MEMDEDUP_HYPOTHESIS_SCALE=1 $(PYTHON) -m pytest -q -m 'slow and not reference' \
+		--durations=15
+	MEMDEDUP_IMPLEMENTATION=rust $(PYTHON) -m pytest -q -m reference --durations=5
 	MEMDEDUP_IMPLEMENTATION=rust MEMDEDUP_HYPOTHESIS_SCALE=0.75 HYPOTHESIS_PROFILE=extra $(PYTHON) -m pytest -q \
 		-m 'hypothesis and not slow and not perf' --hypothesis-seed=20240611 --durations=15
 
