@@ -28,9 +28,15 @@ done
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-python -m venv "$work/build"
-"$work/build/bin/python" -m pip install -q 'maturin>=1.5,<2'
-"$work/build/bin/maturin" build --release --features abi3 --out "$work/dist" --interpreter "$(command -v python)"
+# The running environment's maturin when it has one (CI installs it first); else one in a venv of its own.
+if python -c 'import maturin' 2>/dev/null; then
+    maturin=(python -m maturin)
+else
+    python -m venv "$work/build"
+    "$work/build/bin/python" -m pip install -q 'maturin>=1.5,<2'
+    maturin=("$work/build/bin/maturin")
+fi
+"${maturin[@]}" build --release --features abi3 --out "$work/dist" --interpreter "$(command -v python)"
 wheel=$(ls "$work"/dist/memdedup-*-abi3-*.whl)
 echo "built $wheel"
 
