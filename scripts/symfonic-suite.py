@@ -11,10 +11,10 @@ fail unless memdedup changed nothing but speed.
 3. Runs the suite (all of it by default; ``--select reaching`` runs only the files that reach memdedup)
    with ``-p memdedup.integrations.symfonic_shadow``, which installs memdedup when pytest starts, counts
    every call into memdedup and compares each answer with symfonic's untouched function and the standard
-   difflib; then runs it as is, without memdedup: by default (``--baseline affected``) only the files
-   whose outcome memdedup could have changed, those of every test that reached memdedup and of every
-   test that did not pass with it installed (a test that never called memdedup and passed has nothing to
-   compare); ``--baseline all`` runs the whole selection again.
+   difflib; then runs it as is, without memdedup: by default (``--baseline affected``) only the tests
+   whose outcome memdedup could have changed, every test that reached memdedup and every test that did
+   not pass with it installed (a test that never called memdedup and passed has nothing to compare);
+   ``--baseline all`` runs the whole selection again.
 4. Fails (exit 1) when any compared test's outcome differs between the two runs, when memdedup was never
    called, or when any answer differed from symfonic's; exit 2 when it cannot set up.
 5. With ``--stateful-examples N``, then runs symfonic's memory-invariant state machine (which pins 25
@@ -242,7 +242,7 @@ def main() -> int:
         "--baseline",
         choices=["affected", "all"],
         default="affected",
-        help="run without memdedup only the files whose outcome it could change (default), or all again",
+        help="run without memdedup only the tests whose outcome it could change (default), or all again",
     )
     parser.add_argument(
         "--stateful-examples",
@@ -264,10 +264,10 @@ def main() -> int:
         if args.baseline == "all":
             again = tests
         else:
-            again = affected_files(src, work / "with.json", ours)
+            again = affected_tests(src, work / "with.json", ours)
         if again:
             base, base_time, base_summary = pytest_run(python, src, work, "without", again, shadow=False)
-            say(f"without memdedup, {len(again)} file(s): {base_summary} ({base_time:.0f} s)")
+            say(f"without memdedup, {len(again)} test(s) or folder(s): {base_summary} ({base_time:.0f} s)")
         else:
             base = {}
     except SetupError as exc:
@@ -275,7 +275,7 @@ def main() -> int:
         return 2
 
     failed = False
-    # Compared: every test of the files run again, and every test that did not pass with memdedup.
+    # Compared: every test run again, and every test that did not pass with memdedup.
     compared = base.keys() | {t for t, kind in ours.items() if kind != "passed"}
     differing = sorted(t for t in compared if base.get(t) != ours.get(t))
     if differing:
@@ -311,27 +311,38 @@ def main() -> int:
     return 1 if failed else 0
 
 
-def test_file(src: Path, classname: str) -> str | None:
-    """The test file (relative to ``src``) of a JUnit classname (``tests.memory.test_x.TestY``)."""
+def node_id(src: Path, test: str) -> str | None:
+    """The pytest node id (relative to ``src``) of a JUnit test id ``classname::name``
+    (``tests.memory.test_x.TestY::test_z[a]`` is ``tests/memory/test_x.py::TestY::test_z[a]``); a module or
+    folder reported at collection (no classname) is its path. None when no file matches."""
+    classname, _, name = test.partition("::")
+    if not classname:
+        rel = name.replace(".", "/")
+        if (src / f"{rel}.py").is_file():
+            return f"{rel}.py"
+        return rel if (src / rel).is_dir() else None
     parts = classname.split(".")
     for end in range(len(parts), 0, -1):
         rel = "/".join(parts[:end]) + ".py"
         if (src / rel).is_file():
-            return rel
+            return "::".join([rel, *parts[end:], name])
     return None
 
 
-def affected_files(src: Path, report: Path, outcomes_with: dict[str, str]) -> list[str]:
-    """The files whose tests memdedup could have changed: those of the tests that reached memdedup (the
-    shadow report) and of the tests that did not pass with it installed."""
-    files: set[str] = set()
+def affected_tests(src: Path, report: Path, outcomes_with: dict[str, str]) -> list[str]:
+    """The tests whose outcome memdedup could have changed, as pytest node ids: those that reached
+    memdedup (the shadow report) and those that did not pass with it installed. ``["tests"]`` (all of them)
+    when one cannot be named."""
+    nodes: set[str] = set()
     if report.exists():
-        files |= {node.split("::")[0] for node in json.loads(report.read_text())["tests_reaching_memdedup"]}
+        nodes |= set(json.loads(report.read_text())["tests_reaching_memdedup"])
     for test, kind in outcomes_with.items():
         if kind != "passed":
-            found = test_file(src, test.split("::")[0])
-            files.add(found if found is not None else "tests")  # unknown: run everything again
-    return ["tests"] if "tests" in files else sorted(files)
+            found = node_id(src, test)
+            if found is None:
+                return ["tests"]
+            nodes.add(found)
+    return sorted(nodes)
 
 
 def check_report(path: Path, what: str) -> bool:
