@@ -261,10 +261,11 @@ def main() -> int:
         tests = ["tests"] if args.select == "all" else REACHING
         ours, ours_time, ours_summary = pytest_run(python, src, work, "with", tests, shadow=True)
         say(f"with memdedup installed: {ours_summary} ({ours_time:.0f} s)")
+        folders: set[str] = set()
         if args.baseline == "all":
             again = tests
         else:
-            again = affected_tests(src, work / "with.json", ours)
+            again, folders = affected_tests(src, work / "with.json", ours)
         if again:
             base, base_time, base_summary = pytest_run(python, src, work, "without", again, shadow=False)
             say(f"without memdedup, {len(again)} test(s) or folder(s): {base_summary} ({base_time:.0f} s)")
@@ -276,7 +277,9 @@ def main() -> int:
 
     failed = False
     # Compared: every test run again, and every test that did not pass with memdedup.
-    compared = base.keys() | {t for t, kind in ours.items() if kind != "passed"}
+    compared = (base.keys() | {t for t, kind in ours.items() if kind != "passed"}) - folders
+    if folders:
+        say(f"{len(folders)} folder(s) skipped at collection by their conftest, with memdedup: not run again")
     differing = sorted(t for t in compared if base.get(t) != ours.get(t))
     if differing:
         failed = True
@@ -313,14 +316,13 @@ def main() -> int:
 
 def node_id(src: Path, test: str) -> str | None:
     """The pytest node id (relative to ``src``) of a JUnit test id ``classname::name``
-    (``tests.memory.test_x.TestY::test_z[a]`` is ``tests/memory/test_x.py::TestY::test_z[a]``); a module or
-    folder reported at collection (no classname) is its path. None when no file matches."""
+    (``tests.memory.test_x.TestY::test_z[a]`` is ``tests/memory/test_x.py::TestY::test_z[a]``); a module
+    reported at collection (no classname) is its file. None when no file matches (a folder skipped by its
+    conftest)."""
     classname, _, name = test.partition("::")
     if not classname:
-        rel = name.replace(".", "/")
-        if (src / f"{rel}.py").is_file():
-            return f"{rel}.py"
-        return rel if (src / rel).is_dir() else None
+        rel = name.replace(".", "/") + ".py"
+        return rel if (src / rel).is_file() else None
     parts = classname.split(".")
     for end in range(len(parts), 0, -1):
         rel = "/".join(parts[:end]) + ".py"
@@ -329,20 +331,25 @@ def node_id(src: Path, test: str) -> str | None:
     return None
 
 
-def affected_tests(src: Path, report: Path, outcomes_with: dict[str, str]) -> list[str]:
+def affected_tests(src: Path, report: Path, outcomes_with: dict[str, str]) -> tuple[list[str], set[str]]:
     """The tests whose outcome memdedup could have changed, as pytest node ids: those that reached
-    memdedup (the shadow report) and those that did not pass with it installed. ``["tests"]`` (all of them)
-    when one cannot be named."""
+    memdedup (the shadow report) and those that did not pass with it installed; and the test ids that
+    cannot be run on their own: whole folders skipped at collection by their conftest (an optional
+    dependency missing), decided before any test or memdedup runs."""
     nodes: set[str] = set()
+    folders: set[str] = set()
     if report.exists():
         nodes |= set(json.loads(report.read_text())["tests_reaching_memdedup"])
     for test, kind in outcomes_with.items():
         if kind != "passed":
             found = node_id(src, test)
-            if found is None:
-                return ["tests"]
-            nodes.add(found)
-    return sorted(nodes)
+            if found is not None:
+                nodes.add(found)
+            elif kind == "skipped" and (src / test.partition("::")[2].replace(".", "/")).is_dir():
+                folders.add(test)
+            else:
+                return ["tests"], set()  # a test that cannot be named: run them all again
+    return sorted(nodes), folders
 
 
 def check_report(path: Path, what: str) -> bool:
