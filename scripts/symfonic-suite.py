@@ -202,7 +202,14 @@ def outcomes(junit: Path) -> dict[str, str]:
 
 
 def pytest_run(
-    python: Path, src: Path, work: Path, tag: str, tests: list[str], shadow: bool, stateful_examples: int = 0
+    python: Path,
+    src: Path,
+    work: Path,
+    tag: str,
+    tests: list[str],
+    shadow: bool,
+    stateful_examples: int = 0,
+    keep: set[str] | None = None,
 ) -> tuple[dict[str, str], float, str]:
     junit = work / f"{tag}.xml"
     junit.unlink(missing_ok=True)
@@ -219,6 +226,12 @@ def pytest_run(
         env["MEMDEDUP_SHADOW_REPORT"] = str(work / f"{tag}.json")
     if stateful_examples:
         env["MEMDEDUP_SHADOW_STATEFUL_EXAMPLES"] = str(stateful_examples)
+    if keep is not None:
+        (work / "keep_plugin.py").write_text(KEEP_PLUGIN, encoding="utf-8")
+        (work / f"{tag}.keep").write_text("\n".join(sorted(keep)) + "\n", encoding="utf-8")
+        cmd[3:3] = ["-p", "keep_plugin"]
+        env["MEMDEDUP_SUITE_KEEP"] = str(work / f"{tag}.keep")
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(work), env.get("PYTHONPATH")]))
     started = time.perf_counter()
     with open(work / f"{tag}.log", "w", encoding="utf-8") as log:
         proc = subprocess.run(cmd, cwd=src, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
@@ -261,25 +274,19 @@ def main() -> int:
         tests = ["tests"] if args.select == "all" else REACHING
         ours, ours_time, ours_summary = pytest_run(python, src, work, "with", tests, shadow=True)
         say(f"with memdedup installed: {ours_summary} ({ours_time:.0f} s)")
-        folders: set[str] = set()
-        if args.baseline == "all":
-            again = tests
-        else:
-            again, folders = affected_tests(src, work / "with.json", ours)
-        if again:
-            base, base_time, base_summary = pytest_run(python, src, work, "without", again, shadow=False)
-            say(f"without memdedup, {len(again)} test(s) or folder(s): {base_summary} ({base_time:.0f} s)")
-        else:
-            base = {}
+        keep = None if args.baseline == "all" else affected_tests(work / "with.json", ours)
+        base, base_time, base_summary = pytest_run(
+            python, src, work, "without", tests, shadow=False, keep=keep
+        )
+        which = "every test" if keep is None else f"the {len(keep)} tests memdedup could have changed"
+        say(f"without memdedup, {which}: {base_summary} ({base_time:.0f} s)")
     except SetupError as exc:
         say(f"cannot run: {exc}")
         return 2
 
     failed = False
     # Compared: every test run again, and every test that did not pass with memdedup.
-    compared = (base.keys() | {t for t, kind in ours.items() if kind != "passed"}) - folders
-    if folders:
-        say(f"{len(folders)} folder(s) skipped at collection by their conftest, with memdedup: not run again")
+    compared = base.keys() | {t for t, kind in ours.items() if kind != "passed"}
     differing = sorted(t for t in compared if base.get(t) != ours.get(t))
     if differing:
         failed = True
@@ -314,42 +321,39 @@ def main() -> int:
     return 1 if failed else 0
 
 
-def node_id(src: Path, test: str) -> str | None:
-    """The pytest node id (relative to ``src``) of a JUnit test id ``classname::name``
-    (``tests.memory.test_x.TestY::test_z[a]`` is ``tests/memory/test_x.py::TestY::test_z[a]``); a module
-    reported at collection (no classname) is its file. None when no file matches (a folder skipped by its
-    conftest)."""
-    classname, _, name = test.partition("::")
-    if not classname:
-        rel = name.replace(".", "/") + ".py"
-        return rel if (src / rel).is_file() else None
-    parts = classname.split(".")
-    for end in range(len(parts), 0, -1):
-        rel = "/".join(parts[:end]) + ".py"
-        if (src / rel).is_file():
-            return "::".join([rel, *parts[end:], name])
-    return None
+#: A pytest plugin for the run without memdedup: it collects the whole suite as usual (so every module
+#: and folder skipped or failing at collection is reported as in the first run) and runs only the tests
+#: named in the file ``MEMDEDUP_SUITE_KEEP`` gives, by node id or by JUnit id (``classname::name``).
+KEEP_PLUGIN = """
+import os
+import re
+
+_KEEP = set(open(os.environ["MEMDEDUP_SUITE_KEEP"], encoding="utf-8").read().splitlines())
 
 
-def affected_tests(src: Path, report: Path, outcomes_with: dict[str, str]) -> tuple[list[str], set[str]]:
-    """The tests whose outcome memdedup could have changed, as pytest node ids: those that reached
-    memdedup (the shadow report) and those that did not pass with it installed; and the test ids that
-    cannot be run on their own: whole folders skipped at collection by their conftest (an optional
-    dependency missing), decided before any test or memdedup runs."""
-    nodes: set[str] = set()
-    folders: set[str] = set()
+def _junit_id(nodeid):
+    names = nodeid.split("::")
+    names[0] = re.sub(r"\\.py$", "", names[0].replace("/", "."))
+    names = [n for n in names if n != "()"]
+    return ".".join(names[:-1]) + "::" + names[-1]
+
+
+def pytest_collection_modifyitems(config, items):
+    kept = [i for i in items if i.nodeid in _KEEP or _junit_id(i.nodeid) in _KEEP]
+    dropped = [i for i in items if not (i.nodeid in _KEEP or _junit_id(i.nodeid) in _KEEP)]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+    items[:] = kept
+"""
+
+
+def affected_tests(report: Path, outcomes_with: dict[str, str]) -> set[str]:
+    """The tests whose outcome memdedup could have changed: those that reached memdedup (the shadow
+    report, by node id) and those that did not pass with it installed (by JUnit id)."""
+    keep = {t for t, kind in outcomes_with.items() if kind != "passed"}
     if report.exists():
-        nodes |= set(json.loads(report.read_text())["tests_reaching_memdedup"])
-    for test, kind in outcomes_with.items():
-        if kind != "passed":
-            found = node_id(src, test)
-            if found is not None:
-                nodes.add(found)
-            elif kind == "skipped" and (src / test.partition("::")[2].replace(".", "/")).is_dir():
-                folders.add(test)
-            else:
-                return ["tests"], set()  # a test that cannot be named: run them all again
-    return sorted(nodes), folders
+        keep |= set(json.loads(report.read_text())["tests_reaching_memdedup"])
+    return keep
 
 
 def check_report(path: Path, what: str) -> bool:
