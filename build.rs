@@ -1,5 +1,5 @@
 //! With the bindings on, tells rustc which CPython the extension is built for (`Py_3_12`,
-//! `Py_LIMITED_API`, `PyPy`, ...), and sets `memdedup_layout` when `rust/python/ffi.rs` may read
+//! `Py_LIMITED_API`, `PyPy`, ...), and sets `memdedup_layout` when `rust/python/ffi/` may read
 //! object layouts in place (a CPython build outside the stable ABI, which this crate's `abi3`
 //! feature selects); elsewhere it calls the C API.
 fn main() {

@@ -9,15 +9,19 @@ fail unless memdedup changed nothing but speed.
    installed memdedup and symfonic-core) and installs the test-only dependencies at exact versions,
    without their dependencies (:data:`TEST_PINS`); nothing else is installed anywhere.
 3. Runs the suite (all of it by default; ``--select reaching`` runs only the files that reach memdedup)
-   once as is and once with ``-p memdedup.integrations.symfonic_shadow``, which installs memdedup when
-   pytest starts, counts every call into memdedup and compares each answer with symfonic's untouched
-   function and the standard difflib.
-4. Fails (exit 1) when any test's outcome differs between the two runs, when memdedup was never called,
-   or when any answer differed from symfonic's; exit 2 when it cannot set up.
+   with ``-p memdedup.integrations.symfonic_shadow``, which installs memdedup when pytest starts, counts
+   every call into memdedup and compares each answer with symfonic's untouched function and the standard
+   difflib; then runs it as is, without memdedup: by default (``--baseline affected``) only the tests
+   whose outcome memdedup could have changed, every test that reached memdedup and every test that did
+   not pass with it installed (a test that never called memdedup and passed has nothing to compare);
+   ``--baseline all`` runs the whole selection again.
+4. Fails (exit 1) when any compared test's outcome differs between the two runs, when memdedup was never
+   called, or when any answer differed from symfonic's; exit 2 when it cannot set up.
 5. With ``--stateful-examples N``, then runs symfonic's memory-invariant state machine (which pins 25
    examples) with N examples, shadowed: it must pass with no answer differing.
 
-Usage: ``python scripts/symfonic-suite.py [--work DIR] [--select all|reaching] [--stateful-examples N]``. The
+Usage: ``python scripts/symfonic-suite.py [--work DIR] [--select all|reaching] [--baseline affected|all]
+[--stateful-examples N]``. The
 work folder (default ``target/symfonic-suite``) keeps the download and the environment between runs.
 """
 
@@ -198,7 +202,14 @@ def outcomes(junit: Path) -> dict[str, str]:
 
 
 def pytest_run(
-    python: Path, src: Path, work: Path, tag: str, tests: list[str], shadow: bool, stateful_examples: int = 0
+    python: Path,
+    src: Path,
+    work: Path,
+    tag: str,
+    tests: list[str],
+    shadow: bool,
+    stateful_examples: int = 0,
+    keep: set[str] | None = None,
 ) -> tuple[dict[str, str], float, str]:
     junit = work / f"{tag}.xml"
     junit.unlink(missing_ok=True)
@@ -215,6 +226,12 @@ def pytest_run(
         env["MEMDEDUP_SHADOW_REPORT"] = str(work / f"{tag}.json")
     if stateful_examples:
         env["MEMDEDUP_SHADOW_STATEFUL_EXAMPLES"] = str(stateful_examples)
+    if keep is not None:
+        (work / "keep_plugin.py").write_text(KEEP_PLUGIN, encoding="utf-8")
+        (work / f"{tag}.keep").write_text("\n".join(sorted(keep)) + "\n", encoding="utf-8")
+        cmd[3:3] = ["-p", "keep_plugin"]
+        env["MEMDEDUP_SUITE_KEEP"] = str(work / f"{tag}.keep")
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(work), env.get("PYTHONPATH")]))
     started = time.perf_counter()
     with open(work / f"{tag}.log", "w", encoding="utf-8") as log:
         proc = subprocess.run(cmd, cwd=src, env=env, stdout=log, stderr=subprocess.STDOUT, text=True)
@@ -235,6 +252,12 @@ def main() -> int:
     )
     parser.add_argument("--select", choices=["all", "reaching"], default="all")
     parser.add_argument(
+        "--baseline",
+        choices=["affected", "all"],
+        default="affected",
+        help="run without memdedup only the tests whose outcome it could change (default), or all again",
+    )
+    parser.add_argument(
         "--stateful-examples",
         type=int,
         default=0,
@@ -249,23 +272,31 @@ def main() -> int:
         python = make_env(work)
         check_env(python, src)
         tests = ["tests"] if args.select == "all" else REACHING
-        base, base_time, base_summary = pytest_run(python, src, work, "without", tests, shadow=False)
-        say(f"without memdedup: {base_summary} ({base_time:.0f} s)")
         ours, ours_time, ours_summary = pytest_run(python, src, work, "with", tests, shadow=True)
         say(f"with memdedup installed: {ours_summary} ({ours_time:.0f} s)")
+        keep = None if args.baseline == "all" else affected_tests(work / "with.json", ours)
+        base, base_time, base_summary = pytest_run(
+            python, src, work, "without", tests, shadow=False, keep=keep
+        )
+        which = "every test" if keep is None else f"the {len(keep)} tests memdedup could have changed"
+        say(f"without memdedup, {which}: {base_summary} ({base_time:.0f} s)")
     except SetupError as exc:
         say(f"cannot run: {exc}")
         return 2
 
     failed = False
-    differing = sorted(t for t in base.keys() | ours.keys() if base.get(t) != ours.get(t))
+    # Compared: every test run again, and every test that did not pass with memdedup.
+    compared = base.keys() | {t for t, kind in ours.items() if kind != "passed"}
+    differing = sorted(t for t in compared if base.get(t) != ours.get(t))
     if differing:
         failed = True
         say(f"{len(differing)} tests' outcomes differ (without -> with memdedup):")
         for test in differing[:50]:
             say(f"  {test}: {base.get(test, 'absent')} -> {ours.get(test, 'absent')}")
     failed |= not check_report(
-        work / "with.json", f"{len(base)} test ids, {len(differing)} outcome differences"
+        work / "with.json",
+        f"{len(ours)} test ids, {len(compared)} compared without memdedup, "
+        f"{len(differing)} outcome differences",
     )
     if args.stateful_examples:
         try:
@@ -288,6 +319,41 @@ def main() -> int:
         failed |= not check_report(work / "stateful.json", "state machine")
     say(f"{'FAILED' if failed else 'ok'}; {time.perf_counter() - started:.0f} s in all")
     return 1 if failed else 0
+
+
+#: A pytest plugin for the run without memdedup: it collects the whole suite as usual (so every module
+#: and folder skipped or failing at collection is reported as in the first run) and runs only the tests
+#: named in the file ``MEMDEDUP_SUITE_KEEP`` gives, by node id or by JUnit id (``classname::name``).
+KEEP_PLUGIN = """
+import os
+import re
+
+_KEEP = set(open(os.environ["MEMDEDUP_SUITE_KEEP"], encoding="utf-8").read().splitlines())
+
+
+def _junit_id(nodeid):
+    names = nodeid.split("::")
+    names[0] = re.sub(r"\\.py$", "", names[0].replace("/", "."))
+    names = [n for n in names if n != "()"]
+    return ".".join(names[:-1]) + "::" + names[-1]
+
+
+def pytest_collection_modifyitems(config, items):
+    kept = [i for i in items if i.nodeid in _KEEP or _junit_id(i.nodeid) in _KEEP]
+    dropped = [i for i in items if not (i.nodeid in _KEEP or _junit_id(i.nodeid) in _KEEP)]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+    items[:] = kept
+"""
+
+
+def affected_tests(report: Path, outcomes_with: dict[str, str]) -> set[str]:
+    """The tests whose outcome memdedup could have changed: those that reached memdedup (the shadow
+    report, by node id) and those that did not pass with it installed (by JUnit id)."""
+    keep = {t for t, kind in outcomes_with.items() if kind != "passed"}
+    if report.exists():
+        keep |= set(json.loads(report.read_text())["tests_reaching_memdedup"])
+    return keep
 
 
 def check_report(path: Path, what: str) -> bool:

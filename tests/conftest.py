@@ -6,17 +6,32 @@ import os
 import sys
 from pathlib import Path
 
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
 # ``from strategies import ...`` works whether or not tests/ is a package (rootdir- or package-style imports).
 _TESTS = str(Path(__file__).resolve().parent)
 if _TESTS not in sys.path:
     sys.path.insert(0, _TESTS)
 
-# No timing-dependent failures, ever: ``deadline=None`` in every profile. ``CI`` set -> the derandomized
-# profile, so a CI run is reproducible; ``HYPOTHESIS_PROFILE`` picks a profile explicitly.
-settings.register_profile("default", deadline=None)
-settings.register_profile("ci", deadline=None, derandomize=True, print_blob=True)
+from strategies import SCALE, n_examples  # noqa: E402  (needs the path above)
+
+# No timing-dependent failures, ever: ``deadline=None`` and no ``too_slow`` health check in any profile
+# (how fast a machine draws examples is not a property of the code). Examples per test scale with
+# ``MEMDEDUP_HYPOTHESIS_SCALE`` (tests/strategies.py: a quarter of the full count by default, 1 in
+# ``make test-full``, 10 in ``make test-deep``).
+#   default  random draws (a developer's run);
+#   ci       ``CI`` set: derandomized, so a CI run is reproducible;
+#   extra    CI's extended step: the remaining examples, from the seed ``--hypothesis-seed`` gives, so they
+#            are not the default step's draws again.
+# ``HYPOTHESIS_PROFILE`` picks a profile explicitly.
+_COMMON = {
+    "deadline": None,
+    "max_examples": n_examples(100),
+    "suppress_health_check": [HealthCheck.too_slow],
+}
+settings.register_profile("default", **_COMMON)
+settings.register_profile("ci", derandomize=True, print_blob=True, **_COMMON)
+settings.register_profile("extra", print_blob=True, **_COMMON)
 _PROFILE = os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "default")
 settings.load_profile(_PROFILE)
 
@@ -32,6 +47,5 @@ def pytest_report_header(config: object) -> list[str]:
     return [
         f"memdedup backend: {_backend.IMPLEMENTATION} ({module.__name__} from {where}); "
         f"MEMDEDUP_IMPLEMENTATION={requested!r}",
-        f"hypothesis profile: {_PROFILE}; MEMDEDUP_HYPOTHESIS_SCALE="
-        f"{os.environ.get('MEMDEDUP_HYPOTHESIS_SCALE', '1')}",
+        f"hypothesis profile: {_PROFILE}; MEMDEDUP_HYPOTHESIS_SCALE={SCALE}",
     ]

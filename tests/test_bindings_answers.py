@@ -24,7 +24,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from memdedup import _reference, batch
 from memdedup._backend import impl
-from strategies import ANY_CHAR, NOT_WHITESPACE, literal_normalise, seed_labels_match, seed_match_reason
+from strategies import (
+    ANY_CHAR,
+    NOT_WHITESPACE,
+    literal_normalise,
+    n_examples,
+    seed_labels_match,
+    seed_match_reason,
+)
 from test_bindings_child import requires_rust
 
 pytestmark = requires_rust
@@ -51,7 +58,7 @@ def test_the_issue_case() -> None:
     assert impl.normalise_label("\ufeffab\udc80") == "\ufeffab\udc80"
 
 
-@settings(max_examples=400)
+@settings(max_examples=n_examples(400))
 @given(
     st.lists(
         st.one_of(st.sampled_from([*FORMAT_CHARS, "\ud800", "\udc80", " ", "\u3000", "."]), ANY_CHAR),

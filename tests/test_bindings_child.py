@@ -75,11 +75,13 @@ def assert_clean(proc: subprocess.CompletedProcess[str], *expected_lines: str) -
     return lines
 
 
-def run_interrupted(setup: str, call: str) -> None:
+def run_interrupted(setup: str, call: str, *, follow_up: str = 'print("alive", flush=True)') -> None:
     """Build ``setup``'s input (sized by ``SCALE``) until ``call`` on it is measured to outlast the
     signal, start it, send SIGINT, and check that the call raised KeyboardInterrupt and the child carried
-    on (:mod:`interrupt_support`)."""
-    source = interrupt_support.script(textwrap.dedent(setup), call, prelude=PRELUDE + "import time\n")
+    on: ``follow_up`` runs after it and prints ``alive`` (:mod:`interrupt_support`)."""
+    source = interrupt_support.script(
+        textwrap.dedent(setup), call, prelude=PRELUDE + "import time\n", follow_up=follow_up
+    )
     interrupt_support.interrupt(source, env=child_env()).check()
 
 

@@ -16,6 +16,7 @@ Each probe runs in a child interpreter (``python -X dev``, the Rust backend forc
 from __future__ import annotations
 
 import pytest
+from profiles import sampled
 from test_bindings_child import assert_clean, requires_rust, run_child
 
 pytestmark = requires_rust
@@ -173,7 +174,7 @@ FINALIZER_PROBES = {
 }
 
 
-@pytest.mark.parametrize("name", list(FINALIZER_PROBES))
+@pytest.mark.parametrize("name", sampled(list(FINALIZER_PROBES), 3))
 def test_finalizers_cannot_free_what_is_being_read(name: str) -> None:
     proc = run_child(ATTACK + "\n" + _dedent(FINALIZER_PROBES[name]))
     lines = assert_clean(proc)
@@ -249,7 +250,7 @@ expect(MemoryError, lambda: _core.clusters(2, itertools.repeat((0, 1))))""",
 }
 
 
-@pytest.mark.parametrize("name", list(LIMIT_PROBES))
+@pytest.mark.parametrize("name", sampled(list(LIMIT_PROBES), 2))
 def test_out_of_memory_is_memory_error(name: str) -> None:
     code, expected = LIMIT_PROBES[name]
     assert_clean(run_child(LIMITED + "\n" + code), expected)
@@ -383,7 +384,7 @@ ABSURD_PROBES = {
 }
 
 
-@pytest.mark.parametrize("name", list(ABSURD_PROBES))
+@pytest.mark.parametrize("name", sampled(list(ABSURD_PROBES), 4))
 def test_absurd_arguments_get_an_answer_or_a_typed_error(name: str) -> None:
     code, expected = ABSURD_PROBES[name]
     assert_clean(run_child(ABSURD + "\n" + code), expected)

@@ -23,11 +23,18 @@ from typing import Any
 import pytest
 from cli_support import command, env, run
 from memdedup import batch
+from profiles import sampled
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
 OUT_FORMATS = ["jsonl", "csv", "parquet"]
+
+
+def outs(keep: str) -> list[object]:
+    """Every output format; the default profile keeps one per test, in rotation over the tests, so each
+    format is still written there (tests/profiles.py)."""
+    return sampled(OUT_FORMATS, [keep])
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -95,14 +102,14 @@ def dedup_refused(tmp_path: Path, name: str, data: bytes, out: str, *fragments: 
 # ---------------------------------------------------------------------------------------------------
 # empty inputs, stdin, directories, missing files
 # ---------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("out", OUT_FORMATS)
+@pytest.mark.parametrize("out", outs("jsonl"))
 @pytest.mark.parametrize("name", ["empty.txt", "empty.jsonl", "empty.txt.gz"])
 def test_empty_files_give_empty_outputs(tmp_path: Path, name: str, out: str) -> None:
     data = gzip.compress(b"") if name.endswith(".gz") else b""
     dedup_ok(tmp_path, name, data, out, [])
 
 
-@pytest.mark.parametrize("out", OUT_FORMATS)
+@pytest.mark.parametrize("out", outs("csv"))
 def test_an_empty_csv_is_refused_as_having_no_header(tmp_path: Path, out: str) -> None:
     dedup_refused(tmp_path, "empty.csv", b"", out, "no header")
 
@@ -139,7 +146,7 @@ def test_a_directory_or_a_missing_path_as_input(tmp_path: Path, command_: str) -
 # ---------------------------------------------------------------------------------------------------
 # encodings, byte-order marks, line ends, NUL
 # ---------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("out", OUT_FORMATS)
+@pytest.mark.parametrize("out", outs("parquet"))
 def test_utf16_and_latin1_are_refused_with_line_and_byte(tmp_path: Path, out: str) -> None:
     dedup_refused(
         tmp_path, "u16.txt", "café one\nsecond\n".encode("utf-16"), out, "u16.txt:1:", "byte 0 (0xff)"
@@ -164,7 +171,7 @@ def test_utf16_and_latin1_are_refused_by_every_command(tmp_path: Path, command_:
         assert not db.exists()
 
 
-@pytest.mark.parametrize("out", OUT_FORMATS)
+@pytest.mark.parametrize("out", outs("jsonl"))
 def test_a_utf8_bom_is_dropped_on_every_text_format(tmp_path: Path, out: str) -> None:
     bom = b"\xef\xbb\xbf"
     labels = ["hello world and more", "hello world and more"]
@@ -176,7 +183,7 @@ def test_a_utf8_bom_is_dropped_on_every_text_format(tmp_path: Path, out: str) ->
     dedup_ok(tmp_path, "b.csv", bom + b"label\nhello world and more\nhello world and more\n", out, labels)
 
 
-@pytest.mark.parametrize("out", OUT_FORMATS)
+@pytest.mark.parametrize("out", outs("csv"))
 def test_crlf_lone_cr_and_nul(tmp_path: Path, out: str) -> None:
     dedup_ok(
         tmp_path,
@@ -194,7 +201,7 @@ def test_crlf_lone_cr_and_nul(tmp_path: Path, out: str) -> None:
     dedup_ok(tmp_path, "nul.jsonl", b'{"label": "a\\u0000b"}\n', out, ["a\x00b"])
 
 
-@pytest.mark.parametrize("out", OUT_FORMATS)
+@pytest.mark.parametrize("out", outs("jsonl"))
 def test_a_10mb_line(tmp_path: Path, out: str) -> None:
     long = "x" * 10_000_000
     dedup_ok(tmp_path, "long.txt", (long + "\nshort\n").encode(), out, [long, "short"])
@@ -205,7 +212,7 @@ def test_a_10mb_line(tmp_path: Path, out: str) -> None:
 # ---------------------------------------------------------------------------------------------------
 # JSON lines
 # ---------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("out", OUT_FORMATS)
+@pytest.mark.parametrize("out", outs("jsonl"))
 @pytest.mark.parametrize(
     ("line", "what"),
     [(b"[1, 2]", "not list"), (b"3", "not int"), (b"null", "not NoneType"), (b'"x"', "not str")],
@@ -216,7 +223,7 @@ def test_json_lines_that_are_not_objects(tmp_path: Path, out: str, line: bytes, 
     )
 
 
-@pytest.mark.parametrize("out", OUT_FORMATS)
+@pytest.mark.parametrize("out", outs("csv"))
 @pytest.mark.parametrize(
     ("value", "kind"),
     [
@@ -232,14 +239,14 @@ def test_a_label_of_another_json_type_is_refused(tmp_path: Path, out: str, value
     dedup_refused(tmp_path, "t.jsonl", data, out, "t.jsonl:2:", "'label'", kind, "string")
 
 
-@pytest.mark.parametrize("out", OUT_FORMATS)
+@pytest.mark.parametrize("out", outs("parquet"))
 def test_a_null_label_is_the_empty_label(tmp_path: Path, out: str) -> None:
     dedup_ok(tmp_path, "n.jsonl", b'{"label": null}\n{"label": "x"}\n', out, ["", "x"])
     # NaN is not JSON, but Python's json writes it for a missing float (pandas' to_json of a NaN label).
     dedup_ok(tmp_path, "nan.jsonl", b'{"label": NaN}\n{"label": "x"}\n', out, ["", "x"])
 
 
-@pytest.mark.parametrize("out", OUT_FORMATS)
+@pytest.mark.parametrize("out", outs("jsonl"))
 def test_duplicate_keys_are_refused(tmp_path: Path, out: str) -> None:
     dedup_refused(
         tmp_path, "d.jsonl", b'{"label": "a", "label": "b"}\n', out, "d.jsonl:1:", "duplicate", "'label'"
@@ -255,7 +262,7 @@ def test_duplicate_keys_are_refused(tmp_path: Path, out: str) -> None:
     dedup_ok(tmp_path, "o.jsonl", b'{"label": "a", "note": 1, "note": 2}\n', out, ["a"])
 
 
-@pytest.mark.parametrize("out", OUT_FORMATS)
+@pytest.mark.parametrize("out", outs("csv"))
 def test_escaped_lone_surrogates_are_refused_not_crashed_on(tmp_path: Path, out: str) -> None:
     for value in (b'"x\\ud800y"', b'"\\udc00"', b'"a\\uDBFF"'):
         data = b'{"label": "ok"}\n{"label": ' + value + b"}\n"
@@ -302,7 +309,7 @@ def test_tune_refuses_duplicate_keys_and_deep_nesting(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------------------------------
 # CSV
 # ---------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("out", OUT_FORMATS)
+@pytest.mark.parametrize("out", outs("csv"))
 def test_csv_headers_and_rows(tmp_path: Path, out: str) -> None:
     dedup_refused(tmp_path, "n.csv", b"name\nx\n", out, "n.csv", "no 'label' column")
     dedup_refused(tmp_path, "d.csv", b"label,label\na,b\n", out, "d.csv:1:", "duplicate", "'label'")
@@ -325,7 +332,7 @@ def _parquet(path: Path, **columns: Any) -> bytes:
     return path.read_bytes()
 
 
-@pytest.mark.parametrize("out", OUT_FORMATS)
+@pytest.mark.parametrize("out", outs("jsonl"))
 def test_parquet_labels_that_are_not_text_are_refused(tmp_path: Path, out: str) -> None:
     for name, column, kind in [
         ("ints.parquet", pa.array([1, 2, 2]), "int64"),
@@ -337,7 +344,7 @@ def test_parquet_labels_that_are_not_text_are_refused(tmp_path: Path, out: str) 
         dedup_refused(tmp_path, name, data, out, "'label'", kind, "string")
 
 
-@pytest.mark.parametrize("out", OUT_FORMATS)
+@pytest.mark.parametrize("out", outs("parquet"))
 def test_parquet_zero_rows_nulls_dictionaries_and_other_names(tmp_path: Path, out: str) -> None:
     dedup_ok(
         tmp_path, "z.parquet", _parquet(tmp_path / "a.parquet", label=pa.array([], pa.string())), out, []
@@ -363,7 +370,7 @@ def test_parquet_zero_rows_nulls_dictionaries_and_other_names(tmp_path: Path, ou
 # ---------------------------------------------------------------------------------------------------
 # truncated and fake files
 # ---------------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("out", OUT_FORMATS)
+@pytest.mark.parametrize("out", outs("csv"))
 def test_truncated_and_fake_compressed_files(tmp_path: Path, out: str) -> None:
     whole = gzip.compress(b"hello there\n" * 2000)
     dedup_refused(tmp_path, "t.txt.gz", whole[: len(whole) // 2], out, "truncated")
@@ -389,6 +396,7 @@ def test_truncated_gzip_for_tune_and_ingest(tmp_path: Path, command_: str) -> No
 # ---------------------------------------------------------------------------------------------------
 # --out names
 # ---------------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_out_names(tmp_path: Path) -> None:
     source = tmp_path / "in.txt"
     source.write_text("a label\na label\n")
@@ -428,6 +436,7 @@ def test_uppercase_input_extensions(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------------------------------
 # tune --plot names
 # ---------------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_plot_names(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib")
     for name in ("p.txt", "plot", "p.jsonl"):
@@ -541,6 +550,7 @@ def usage_error(result: Any, *fragments: str) -> None:
         assert fragment in last, (fragment, last)
 
 
+@pytest.mark.slow
 def test_non_finite_and_negative_numbers_are_refused(tmp_path: Path) -> None:
     turns = tmp_path / "t.jsonl"
     turns.write_bytes(_turn("Prefers dark mode"))

@@ -117,6 +117,7 @@ def test_replay_equals_in_process(client, corpus, caplog) -> None:
     assert any("runs as one task on one worker" in r.getMessage() for r in caplog.records)
 
 
+@pytest.mark.slow
 def test_replay_with_layer_order_and_normalised_prefix(client, corpus) -> None:
     rng = np.random.default_rng(3)
     data = corpus.assign(seq=rng.permutation(len(corpus)) * 7 + 1000)
@@ -180,6 +181,7 @@ def test_bad_order_and_columns_are_refused(client, corpus) -> None:
         mdd.dedup(dup, order="seq").compute()
 
 
+@pytest.mark.slow
 def test_read_input_parquet_and_csv(client, corpus, tmp_path: Path) -> None:
     data = corpus.assign(label=corpus["label"].fillna(""))
     dd.from_pandas(data, npartitions=4).to_parquet(tmp_path / "store.parquet")
@@ -214,6 +216,7 @@ def _cli(capsys, *argv: str) -> tuple[int, dict, str]:
     return status, summary, captured.err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("suffix", "mode"), [(".jsonl", "replay"), (".txt", "replay"), (".csv", "join")])
 def test_cli_dask_engine_equals_in_process(client, corpus, tmp_path: Path, capsys, suffix, mode) -> None:
     path = tmp_path / f"turns{suffix}"
@@ -272,6 +275,7 @@ def _splits(caplog) -> list[str]:
     return [r.getMessage() for r in caplog.records if "split into" in r.getMessage()]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("blocks", [1, 2, 3, 4])
 def test_split_join_equals_the_join_on_the_sample(client, sample, blocks) -> None:
     expected = batch.join(sample, expand=False)
@@ -286,6 +290,7 @@ def test_split_join_equals_the_join_on_the_sample(client, sample, blocks) -> Non
     assert (expected.pairs[:, 0] != expected.pairs[:, 1]).sum() > 10
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cluster", ["canonical", "components"])
 def test_one_scope_split_equals_in_process_on_the_sample(client, sample, cluster, caplog) -> None:
     caplog.set_level(logging.INFO, logger="memdedup.dask")
@@ -302,6 +307,7 @@ def test_one_scope_split_equals_in_process_on_the_sample(client, sample, cluster
     assert {"new", "ratio", "containment"} <= set(expected.reason)
 
 
+@pytest.mark.slow
 def test_one_split_scope_among_unsplit_ones(client, corpus, caplog) -> None:
     caplog.set_level(logging.INFO, logger="memdedup.dask")
     frame = dd.from_pandas(corpus, npartitions=4)
@@ -328,6 +334,7 @@ def test_max_rows_per_task_is_checked(corpus) -> None:
         mdd.split_join(["a", "b"], blocks=0)
 
 
+@pytest.mark.slow
 @settings(
     max_examples=n_examples(12), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -372,6 +379,7 @@ def test_a_parquet_directory_with_a_non_string_label_column_is_refused(
     assert str(local.value).split(": ", 1)[1] == str(remote.value).split(": ", 1)[1]
 
 
+@pytest.mark.slow
 def test_a_url_whose_filesystem_is_not_installed_is_a_stated_reason_and_exit_2(
     capsys, tmp_path: Path
 ) -> None:

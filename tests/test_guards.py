@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 from memdedup import _backend, _reference, batch, tuning
+from memdedup.batch import replay_guarded
 from memdedup.dedup import find_canonical_node
 from memdedup.dedup import labels_match_ext as labels_match
 from memdedup.errors import InvalidInputError
@@ -19,7 +20,6 @@ from memdedup.guards import (
     fold,
     guards_allow,
     negation_words,
-    replay_guarded,
     tokens,
     value_tokens,
     why_blocked,

@@ -244,6 +244,7 @@ def test_real_labels_equal_the_join() -> None:
     assert matched > 100  # the sample has restatements: the test compares real answers
 
 
+@pytest.mark.slow
 def test_real_labels_built_at_once_equal_brute_force() -> None:
     labels = _sample_labels(20_000)
     index = LabelIndex.build(labels)

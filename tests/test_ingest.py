@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import signal
 import sqlite3
 import subprocess
@@ -454,15 +455,26 @@ def test_python_dash_m_memdedup_json(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------------------------------
 # Real processes: two writers at once, and a writer killed mid-ingest
 # ---------------------------------------------------------------------------------------------------
+# Each child, once its first turn is done, waits until every child has done its first: the runs overlap by
+# construction (not by starting at the same moment), and each records when it started and ended.
 _CONCURRENT_CHILD = """
 import json, os, sys, time
 from memdedup.ingest import ingest_file
-turns, db, ready, go = sys.argv[1:5]
+turns, db, ready, go, first, others = sys.argv[1:7]
 open(ready, "w").close()
 while not os.path.exists(go):
     time.sleep(0.001)
+done = []
+def progress(step):
+    done.append(step)
+    if len(done) == 1:
+        open(first, "w").close()
+        deadline = time.monotonic() + 120
+        while not all(os.path.exists(p) for p in others.split(os.pathsep)):
+            assert time.monotonic() < deadline, "the other writer never did its first turn"
+            time.sleep(0.001)
 start = time.time()
-report = ingest_file(turns, db)
+report = ingest_file(turns, db, progress=progress)
 print(json.dumps({"start": start, "end": time.time(), "counts": report.counts()}))
 """
 
@@ -470,9 +482,21 @@ print(json.dumps({"start": start, "end": time.time(), "counts": report.counts()}
 def _run_at_once(tmp_path: Path, files: list[Path], db: Path) -> list[dict]:
     go = tmp_path / "go"
     children = []
+    firsts = [tmp_path / f"first{i}" for i in range(len(files))]
     for i, path in enumerate(files):
         ready = tmp_path / f"ready{i}"
-        args = [sys.executable, "-c", _CONCURRENT_CHILD, str(path), str(db), str(ready), str(go)]
+        others = os.pathsep.join(str(p) for p in firsts)
+        args = [
+            sys.executable,
+            "-c",
+            _CONCURRENT_CHILD,
+            str(path),
+            str(db),
+            str(ready),
+            str(go),
+            str(firsts[i]),
+            others,
+        ]
         children.append(
             (
                 ready,
@@ -491,7 +515,7 @@ def _run_at_once(tmp_path: Path, files: list[Path], db: Path) -> list[dict]:
         out, err = child.communicate(timeout=120)
         assert child.returncode == 0, err
         results.append(json.loads(out))
-    # The runs really overlapped in time.
+    # The runs overlapped (by construction: each waited, after its first turn, for the other's first).
     assert max(r["start"] for r in results) < min(r["end"] for r in results)
     return results
 
@@ -508,6 +532,7 @@ def test_two_processes_ingesting_different_files_at_once_lose_nothing(tmp_path: 
     assert sum(r["counts"]["written"] for r in results) == len(shared["nodes"])
 
 
+@pytest.mark.slow
 def test_two_processes_ingesting_the_same_file_at_once_write_it_once(tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "t.jsonl", synthetic_turns(DANA, 200, "dana"))
     results = _run_at_once(tmp_path, [path, path], tmp_path / "shared.sqlite")
@@ -519,16 +544,23 @@ def test_two_processes_ingesting_the_same_file_at_once_write_it_once(tmp_path: P
     assert sum(r["counts"]["already_ingested"] for r in results) == len(single["ledger"])
 
 
-_SLOW_CHILD = """
-import sys, time
+_BLOCKING_CHILD = """
+import os, sys, time
 import memdedup.ingest as ingest
 real = ingest.decide
-def slow(*args, **kwargs):
-    # A restatement (the synthetic turns end it with ".") comes after two writes of its turn: sleeping
-    # there, inside the turn's open write transaction, makes the kill land mid-turn almost every time.
-    time.sleep(0.02 if kwargs["label"].endswith(".") else 0.001)
+restatements = 0
+def blocking(*args, **kwargs):
+    # A restatement (the synthetic turns end it with ".") comes after two writes of its turn: the 15th
+    # (turn 17's) blocks there, inside the turn's open write transaction, and says so: the kill lands
+    # mid-turn by construction.
+    global restatements
+    if kwargs["label"].endswith("."):
+        restatements += 1
+        if restatements == 15:
+            open(sys.argv[3], "w").close()
+            time.sleep(3600)
     return real(*args, **kwargs)
-ingest.decide = slow
+ingest.decide = blocking
 ingest.ingest_file(sys.argv[1], sys.argv[2])
 """
 
@@ -540,25 +572,23 @@ def test_a_run_killed_mid_ingest_leaves_whole_turns_and_a_re_run_finishes_the_jo
     ingest_file(path, tmp_path / "clean.sqlite")
     clean = snapshot(tmp_path / "clean.sqlite")
 
+    blocked = tmp_path / "blocked"
     child = subprocess.Popen(
-        [sys.executable, "-c", _SLOW_CHILD, str(path), str(db)], env=subprocess_env(), stderr=subprocess.PIPE
+        [sys.executable, "-c", _BLOCKING_CHILD, str(path), str(db), str(blocked)],
+        env=subprocess_env(),
+        stderr=subprocess.PIPE,
     )
-    written, deadline = 0, time.monotonic() + 60
-    while written < 40:
-        assert child.poll() is None, "the ingest finished before it could be killed"
-        assert time.monotonic() < deadline
+    deadline = time.monotonic() + 120  # a hang guard, not a timing assumption
+    while not blocked.exists():
+        assert child.poll() is None, child.stderr.read() if child.stderr else ""
+        assert time.monotonic() < deadline, "the ingest never reached turn 17"
         time.sleep(0.01)
-        try:
-            with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as conn:
-                written = conn.execute("SELECT count(*) FROM ledger").fetchone()[0]
-        except sqlite3.OperationalError:  # the schema is not there yet
-            written = 0
     child.send_signal(signal.SIGKILL)
     child.wait(timeout=30)
     assert child.returncode == -signal.SIGKILL
 
     killed = snapshot(db)
-    assert 40 <= len(killed["ledger"]) < len(clean["ledger"])
+    assert {entry[4] for entry in killed["ledger"]} == set(range(1, 17))  # turn 17 rolled back whole
     with SQLiteGraphStore(db) as store:
         assert store.integrity_check() == "ok"
     # Whole turns only, and the first turns of the file: each present turn holds all of its records.

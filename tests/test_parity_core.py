@@ -1,9 +1,11 @@
-"""Parity of the active backend (``memdedup._backend.impl``) with the contracts, on every kind of input.
+"""Parity of both backends (the compiled core ``memdedup._core`` and the pure-Python reference
+``memdedup._reference``) with the contracts, on every kind of input, in one run.
 
 Every answer is compared with an oracle built from the standard library (``difflib.SequenceMatcher`` and the
 literal normalisation expression of contract 1), and, where it exists, with :mod:`memdedup._reference`.
-Floats are compared bit for bit (``==`` and ``float.hex``). Run against the Rust core with
-``MEMDEDUP_IMPLEMENTATION=rust``; with ``MEMDEDUP_IMPLEMENTATION=python`` the same tests check the reference.
+Floats are compared bit for bit (``==`` and ``float.hex``). Every test runs once per backend (the
+module's ``backend`` fixture sets ``impl``): the core in the default profile, the reference (slower) in the
+extended one (``-m slow``), so the fallback needs no run of its own.
 """
 
 from __future__ import annotations
@@ -26,16 +28,13 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from memdedup import _reference
-from memdedup._backend import IMPLEMENTATION, impl
+from memdedup import _backend, _reference
+from memdedup._backend import IMPLEMENTATION
+from profiles import sampled
 from strategies import (
     ANY_CHAR,
     CASE_IGNORABLE,
-    EVERY_CATEGORY_CHAR,
-    FORMAT_CHARS,
-    GENERAL_CATEGORIES,
     LABEL_CHAR,
-    LOWER_LONGER,
     NOT_WHITESPACE,
     PY_ONLY_WHITESPACE,
     PY_WHITESPACE,
@@ -67,6 +66,30 @@ REPO = Path(__file__).resolve().parent.parent
 DEFAULT_THRESHOLD = 0.85
 DEFAULT_MIN_CHARS = 16
 SLOW = [HealthCheck.too_slow, HealthCheck.large_base_example, HealthCheck.data_too_large]
+
+try:
+    from memdedup import _core as _compiled
+except ImportError:  # no extension: the reference alone (test_backend_is_the_requested_one says why)
+    _compiled = None
+
+#: The backend every test below calls, set by the ``backend`` fixture for each of its two runs.
+impl: Any = _backend.impl
+
+
+@pytest.fixture(
+    autouse=True,
+    scope="module",
+    params=["rust", pytest.param("python", marks=[pytest.mark.slow, pytest.mark.reference])],
+)
+def backend(request: pytest.FixtureRequest) -> Any:
+    """Each test once on the compiled core and once on the pure-Python reference (the latter in the
+    extended profile: it is slow)."""
+    global impl
+    if request.param == "rust" and _compiled is None:
+        pytest.skip("the compiled extension is not importable")
+    impl = _compiled if request.param == "rust" else _reference
+    yield impl
+    impl = _backend.impl
 
 
 def same_float(got: Any, expected: float) -> None:
@@ -179,7 +202,7 @@ def _all_code_points() -> list[str]:
 
 @pytest.mark.parametrize(
     "template",
-    ["{}", "a\u03a3{}", "{}\u03a3", "A{}\u03a3", "{}A{}"],
+    sampled(["{}", "a\u03a3{}", "{}\u03a3", "A{}\u03a3", "{}A{}"], ["{}", "{}\u03a3"]),
     ids=["alone", "sigma-then-c", "c-then-sigma", "cased-c-sigma", "c-cased-c"],
 )
 def test_normalise_every_code_point(template: str) -> None:
@@ -957,8 +980,8 @@ def test_backend_is_the_requested_one() -> None:
     )
     assert expected == IMPLEMENTATION, (requested, IMPLEMENTATION)
     want_module = "memdedup._core" if expected == "rust" else "memdedup._reference"
-    assert impl.__name__ == want_module
-    assert (impl is _reference) == (expected == "python")
+    assert _backend.impl.__name__ == want_module
+    assert (_backend.impl is _reference) == (expected == "python")
 
 
 def test_rust_mode_really_runs_the_rust_core() -> None:
@@ -972,7 +995,8 @@ def test_rust_mode_really_runs_the_rust_core() -> None:
     from memdedup import difflib as md
 
     assert IMPLEMENTATION == "rust" and memdedup.IMPLEMENTATION == "rust"
-    assert impl is _core and memdedup.ratio is _core.ratio and dedup.normalise_label is _core.normalise_label
+    assert _backend.impl is _core and memdedup.ratio is _core.ratio
+    assert dedup.normalise_label is _core.normalise_label
     # dedup.labels_match is symfonic's signature over the core (threshold keyword-only and required).
     assert dedup._impl is _core and dedup.labels_match_ext is _core.labels_match and batch._impl is _core
     assert memdedup.labels_match is _core.labels_match
@@ -1076,30 +1100,6 @@ def test_pair_lengths_around_the_gil_release(total: int, wide: bool) -> None:
         same_float(impl.ratio(x, y), SequenceMatcher(None, x, y).ratio())
         for threshold in (0.5, 0.85, 0.99, Fraction(99, 100)):
             check_labels(x, y, threshold, None)
-
-
-def test_strategies_draw_every_category_and_place() -> None:
-    # The strategies really produce what the tests above rely on (else they would prove little).
-    import unicodedata
-
-    from hypothesis import find as unseeded_find
-
-    def find(strategy: Any, condition: Any) -> Any:
-        # Seeded, with room to search: whether an example is found must not depend on luck.
-        seeded = random.Random(0)
-        return unseeded_find(strategy, condition, settings=settings(max_examples=5000), random=seeded)
-
-    for cat in GENERAL_CATEGORIES:
-        c = find(EVERY_CATEGORY_CHAR, lambda c, cat=cat: unicodedata.category(c) == cat)
-        assert unicodedata.category(c) == cat
-    find(placed_labels(), lambda s: s[:1] == "\ufeff" and any("\ud800" <= c <= "\udfff" for c in s))
-    find(placed_labels(), lambda s: s and s[-1] in FORMAT_CHARS)
-    find(placed_labels(), lambda s: any(a.isspace() and b == "\u200b" for a, b in itertools.pairwise(s)))
-    find(placed_labels(), lambda s: len(s) > 3 and max(map(ord, s)) < 128 and "\x1c" in s)
-    find(placed_labels(), lambda s: len(s) > 3 and 128 <= max(map(ord, s)) < 256 and "\x85" in s)
-    find(placed_labels(), lambda s: max(map(ord, s), default=0) > 0xFFFF)
-    find(long_labels(), lambda s: len(s) >= 200)
-    assert LOWER_LONGER == "İ"
 
 
 # ==================================================================================================

@@ -798,6 +798,7 @@ def test_expansion_is_deterministic_and_marks_secrets() -> None:
 # ---------------------------------------------------------------------------------------------------
 # Controls: the scan finds what is there, and only that
 # ---------------------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_scanner_finds_planted_secrets_in_every_form(
     secret_runs: dict[str, PlacementRuns], tmp_path: Path
 ) -> None:
@@ -840,6 +841,7 @@ def test_scanner_finds_planted_secrets_in_every_form(
     assert [hit.owner for hit in scan({"stdout": report}, [by_owner["npm_token"]])] == ["npm_token"]
 
 
+@pytest.mark.slow
 def test_scanner_matches_nothing_in_a_store_of_benign_text(benign_runs: dict[str, Run]) -> None:
     """No false positives: the bytes of stores and reports built from benign text hold no form of any
     secret of the corpus (schema text, timestamps, record ids and hashes match nothing)."""
@@ -969,6 +971,7 @@ WAL_OWNERS = frozenset(
 )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_wal_held_open_by_a_reader_holds_no_secret(tmp_path: Path) -> None:
     """A reader keeps the WAL from being checkpointed, so the run's pages stay in ``-wal``: scan those
     bytes too (every placement, the owners in WAL_OWNERS, in one file), while the reader is still open."""

@@ -413,7 +413,7 @@ def test_scores_are_the_contract_scores(prepared: tuning.Prepared, monkeypatch: 
         shorter, longer = (a, b) if len(a) <= len(b) else (b, a)
         assert prepared.contained[k] == (shorter in longer)
     # The pure-Python path (no core) gives the same arrays.
-    monkeypatch.setattr(tuning, "_impl", _reference)
+    monkeypatch.setattr(tuning.prepared, "_impl", _reference)
     slow = tuning.prepare(prepared.pairs)
     assert np.array_equal(slow.score, prepared.score) and np.array_equal(slow.contained, prepared.contained)
     for prefix in tuning.PREFIX_MODES:
@@ -589,6 +589,7 @@ def test_cli_plot_without_matplotlib(
     assert not (tmp_path / "x.png").exists()
 
 
+@pytest.mark.slow
 def test_cli_plot(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("matplotlib")
     path = tmp_path / "tune.png"

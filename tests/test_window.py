@@ -25,6 +25,7 @@ from memdedup.window import (
     outside_window,
     render_block,
 )
+from strategies import n_examples
 
 BIG = 10_000
 
@@ -467,7 +468,7 @@ ceilings = st.integers(0, 60)
 byte_ceilings = st.none() | st.integers(0, 80)
 
 
-@settings(max_examples=300)
+@settings(max_examples=n_examples(300))
 @given(turns=turns_strategy, result=results(), char_ceiling=ceilings, max_bytes=byte_ceilings)
 def test_every_item_is_kept_or_dropped_never_both_never_lost(
     turns: list[WindowTurn], result: RetrievalResult, char_ceiling: int, max_bytes: int | None
@@ -491,7 +492,7 @@ def test_every_item_is_kept_or_dropped_never_both_never_lost(
     assert gone == expected
 
 
-@settings(max_examples=300)
+@settings(max_examples=n_examples(300))
 @given(turns=turns_strategy, result=results(), char_ceiling=ceilings, max_bytes=byte_ceilings)
 def test_render_block_accounts_for_every_line_within_the_ceilings(
     turns: list[WindowTurn], result: RetrievalResult, char_ceiling: int, max_bytes: int | None

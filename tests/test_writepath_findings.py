@@ -432,56 +432,110 @@ def test_7_the_command_reports_a_full_disk_with_the_partial_report(tmp_path: Pat
 # ---------------------------------------------------------------------------------------------------
 # 8. Ctrl-C stops at the next turn boundary with the partial report, exit 130
 # ---------------------------------------------------------------------------------------------------
-def test_8_ctrl_c_stops_at_a_turn_boundary_and_prints_the_partial_report(tmp_path: Path) -> None:
-    count = 60_000
+def _dana_turn(n: int) -> str:
+    row = turn(
+        DANA_JSON, n, op(f"Dana fact {n} alpha", "fact"), op(f"Dana event {n} beta", "event", "episodic")
+    )
+    row["messages"] = chat(f"user says {n}", f"assistant says {n}")
+    return json.dumps(row) + "\n"
+
+
+def _check_whole_turns(db: Path, turns_done: int) -> None:
+    """Whole turns only (two memories each, two transcript rows each), exactly the first ``turns_done``."""
+    with SQLiteGraphStore(db) as store:
+        by_turn: dict[int, int] = {}
+        for entry in store.ledger():
+            by_turn[entry.turn] = by_turn.get(entry.turn, 0) + 1
+        rows = store.count_nodes()
+    assert sorted(by_turn) == list(range(1, turns_done + 1))
+    assert set(by_turn.values()) == {2}
+    assert rows == 4 * turns_done
+
+
+def test_8_ctrl_c_stops_at_a_turn_boundary_and_prints_the_partial_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``memdedup ingest``: Ctrl-C arriving during turn 5 stops the run after turn 5, exactly (the signal is
+    sent from inside the run, so where it lands does not depend on the machine's speed)."""
+    from memdedup import cli
+
     path = tmp_path / "big.jsonl"
-    with path.open("w", encoding="utf-8") as out:
-        for n in range(1, count + 1):
-            row = turn(
-                DANA_JSON,
-                n,
-                op(f"Dana fact {n} alpha", "fact"),
-                op(f"Dana event {n} beta", "event", "episodic"),
-            )
-            row["messages"] = chat(f"user says {n}", f"assistant says {n}")
-            out.write(json.dumps(row) + "\n")
+    path.write_text("".join(_dana_turn(n) for n in range(1, 201)), encoding="utf-8")
+    original = ingest_module.ingest_turns
+
+    def ingest_turns_interrupted_in_turn_5(*args: Any, **kwargs: Any) -> Any:
+        advance = kwargs["progress"]
+
+        def progress(step: int, done: list[int] = []) -> None:  # noqa: B006 - a counter across calls
+            done.append(step)
+            if len(done) == 5:
+                os.kill(os.getpid(), signal.SIGINT)  # the Ctrl-C, during turn 5's progress step
+            if advance is not None:
+                advance(step)
+
+        kwargs["progress"] = progress
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(ingest_module, "ingest_turns", ingest_turns_interrupted_in_turn_5)
+    db = tmp_path / "m.sqlite"
+    assert cli.main(["ingest", str(path), "--db", str(db), "--quiet"]) == 130
+    out, err = capsys.readouterr()
+    assert "interrupted after 5 turns" in err and "Traceback" not in err
+    summary = next(line for line in out.splitlines() if " turns, " in line)
+    assert int(summary.split(" turns, ")[0].split()[-1]) == 5
+    _check_whole_turns(db, 5)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+# The child ingests turns as they arrive on its stdin: after the last line written so far it waits for
+# the next, at a turn boundary, however fast the machine is.
+_PIPE_CHILD = """
+import sys
+from memdedup.ingest import IngestInterrupted, ingest_turns, read_turns
+try:
+    report = ingest_turns(read_turns(sys.stdin.buffer, name="<stdin>"), sys.argv[1])
+except IngestInterrupted as stopped:
+    print("interrupted", stopped.report.turns, flush=True)
+else:
+    print("finished", report.turns, flush=True)
+"""
+
+
+def test_8_an_outside_ctrl_c_while_waiting_for_the_next_turn_stops_there(tmp_path: Path) -> None:
+    """A real SIGINT from another process, while the run waits for its next turn on a pipe the test keeps
+    open: the run stops there, before the turn written after the signal, with every turn whole."""
     db = tmp_path / "m.sqlite"
     child = subprocess.Popen(
-        [sys.executable, "-m", "memdedup", "ingest", str(path), "--db", str(db)],
+        [sys.executable, "-c", _PIPE_CHILD, str(db)],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env=env(),
     )
-    deadline = time.monotonic() + 120
+    assert child.stdin is not None
+    written = 20
+    child.stdin.write("".join(_dana_turn(n) for n in range(1, written + 1)))
+    child.stdin.flush()
+    deadline = time.monotonic() + 120  # a hang guard, not a timing assumption
     applied = 0
-    while applied < 50:
-        assert child.poll() is None, "the ingest ended before it was interrupted"
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+    while applied < 2 * written:  # every turn written so far is in: the child waits for the next line
+        assert child.poll() is None, child.stderr.read() if child.stderr else ""
+        assert time.monotonic() < deadline, "the child did not ingest the turns it was given"
+        time.sleep(0.02)
         try:
             with sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5) as conn:
                 applied = conn.execute("SELECT count(*) FROM ledger").fetchone()[0]
             conn.close()
         except sqlite3.OperationalError:
             applied = 0
-    time.sleep(1.0)
     child.send_signal(signal.SIGINT)
+    child.stdin.write(_dana_turn(written + 1))  # arrives after the signal: never ingested
+    child.stdin.flush()
     out, err = child.communicate(timeout=120)
-    assert child.returncode == 130, err
-    assert "interrupted" in err and "Traceback" not in err
-    summary = next(line for line in out.splitlines() if " turns, " in line)
-    turns_done = int(summary.split(" turns, ")[0].split()[-1])
-    assert 0 < turns_done < count
-    with SQLiteGraphStore(db) as store:
-        by_turn: dict[int, int] = {}
-        for entry in store.ledger():
-            by_turn[entry.turn] = by_turn.get(entry.turn, 0) + 1
-        rows = store.count_nodes()
-    # Whole turns only (two memories each, two transcript rows each), exactly the ones reported.
-    assert sorted(by_turn) == list(range(1, turns_done + 1))
-    assert set(by_turn.values()) == {2}
-    assert rows == 4 * turns_done
+    assert child.returncode == 0, err
+    assert out.split() == ["interrupted", str(written)], out + err
+    _check_whole_turns(db, written)
 
 
 def test_8_the_library_raises_ingest_interrupted_with_the_partial_report(tmp_path: Path) -> None:

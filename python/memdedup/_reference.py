@@ -14,20 +14,24 @@ from __future__ import annotations
 
 import heapq
 import logging
+import re
 import sys
+import unicodedata
 from array import array
 from collections.abc import Sequence
 from difflib import SequenceMatcher
 from typing import Any
 
+from memdedup._rules import (
+    DEDUP_PREFIX_LEN,
+    DEDUP_QUERY_LIMIT,
+    DEDUP_SIMILARITY_THRESHOLD,
+    DEDUP_SUBSUME_MIN_CHARS,
+    TERMINAL_PUNCTUATION,
+)
+from memdedup.errors import InputTypeError, InvalidInputError
 from memdedup.missing import is_missing
 from memdedup.scope import stored_scope_path
-
-DEDUP_SIMILARITY_THRESHOLD = 0.85
-DEDUP_PREFIX_LEN = 20
-DEDUP_QUERY_LIMIT = 20
-DEDUP_SUBSUME_MIN_CHARS = 16
-TERMINAL_PUNCTUATION = ".!?;:,"
 
 logger = logging.getLogger("memdedup.dedup")
 
@@ -81,16 +85,95 @@ def labels_match(
 ) -> bool:
     """Ratio (stored first) >= threshold, or the shorter normalised label (>= min_chars) is in the longer.
 
-    ``guards`` (off by default): also require :func:`memdedup.guards.guards_allow`; the guards are parsed
-    (and refused) even when the labels differ, as the core does. ``missing``: see :func:`_label`.
+    ``guards`` (off by default): also require that no enabled guard blocks the pair (:func:`_guards_allow`,
+    this module's own statement of :mod:`memdedup.guards`); the guards are parsed (and refused) even when
+    the labels differ, as the core does. ``missing``: see :func:`_label`.
     """
     matched = _contract_match(_label(stored, missing), _label(incoming, missing), threshold, min_chars)
     if guards is None:
         return matched
-    from memdedup import guards as guard_rules  # imported here: memdedup.guards imports the backend
+    value, negation = _parse_guards(guards)
+    return matched and _guards_allow(stored, incoming, value, negation)
 
-    parsed = guard_rules.as_guards(guards)
-    return matched and guard_rules.guards_allow(stored, incoming, parsed)
+
+# --------------------------------------------------------------------------------------------------
+# The guards, restated plainly from memdedup.guards' docstring (the rules the core's labels_match applies
+# through that module): the oracle does not import what it checks. tests/test_reference_guards.py holds
+# the two to the same answers.
+# --------------------------------------------------------------------------------------------------
+_GUARD_TOKEN = re.compile(r"[^\W_]+(?:[._-][^\W_]+)*")
+_GUARD_WORD = re.compile(r"[^\W_]+(?:['._-][^\W_]+)*")
+_NEGATIONS = {"not", "no", "never", "cannot", "without", "none", "nobody", "nothing", "neither", "nor"}
+_NEGATIONS.add("nowhere")
+_READ_AS_NOT = {"cannot", "dont", "doesnt", "didnt", "isnt", "arent", "wasnt", "werent", "hasnt", "havent"}
+_READ_AS_NOT |= {"hadnt", "shouldnt", "wouldnt", "couldnt", "mustnt", "neednt"}
+
+
+def _parse_guards(guards: Any) -> tuple[bool, bool]:
+    """``(value, negation)`` from a ``memdedup.guards.Guards`` (read by its fields), a string (``"none"``,
+    ``"all"``, or names joined by commas) or an iterable of names; refused as ``as_guards`` refuses."""
+    if type(guards).__name__ == "Guards" and type(guards).__module__ == "memdedup.guards":
+        return bool(guards.value), bool(guards.negation)
+    if not isinstance(guards, str):
+        try:
+            guards = ",".join(str(name) for name in guards)
+        except TypeError:
+            raise InputTypeError(
+                f"guards must be a Guards, a string or None, not {type(guards).__name__}"
+            ) from None
+    names = {part.strip().lower() for part in guards.split(",")} - {""}
+    if names <= {"none"}:
+        return False, False
+    if names == {"all"}:
+        return True, True
+    unknown = names - {"value", "negation"}
+    if unknown:
+        raise InvalidInputError(
+            f"unknown guard {sorted(unknown)[0]!r}: use none, all, value, negation or value,negation"
+        )
+    return "value" in names, "negation" in names
+
+
+def _is_value_token(token: str, first: bool) -> bool:
+    return (
+        any(ch.isdigit() for ch in token)
+        or any(ch.isupper() for ch in token[1:])
+        or "_" in token
+        or (not first and len(token) >= 2 and token[0].isupper())
+    )
+
+
+def _folded(token: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", token.casefold())
+    folded = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return folded[:-1] if len(folded) > 3 and folded.isalpha() and folded.endswith("s") else folded
+
+
+def _lacked_values(a: str, b: str) -> list[str]:
+    """The value tokens of ``a`` that no token of ``b`` has the folded form of."""
+    folded_b = {_folded(t) for t in _GUARD_TOKEN.findall(b)}
+    tokens_a = _GUARD_TOKEN.findall(a)
+    return [t for k, t in enumerate(tokens_a) if _is_value_token(t, k == 0) and _folded(t) not in folded_b]
+
+
+def _negations(label: str) -> set[str]:
+    text = label.replace("\u2019", "'").replace("\u2018", "'").replace("\u02bc", "'").casefold()
+    found = set()
+    for word in _GUARD_WORD.findall(text):
+        if word in _READ_AS_NOT or word.endswith("n't"):
+            found.add("not")
+        elif word in _NEGATIONS:
+            found.add(word)
+    return found
+
+
+def _guards_allow(stored: Any, incoming: Any, value: bool, negation: bool) -> bool:
+    """False when an enabled guard blocks the pair: the value guard when each side has a value token the
+    other lacks; the negation guard when their negation words differ. Both read the raw labels."""
+    a, b = str(stored or ""), str(incoming or "")
+    if value and _lacked_values(a, b) and _lacked_values(b, a):
+        return False
+    return not (negation and _negations(a) != _negations(b))
 
 
 def match_reason(

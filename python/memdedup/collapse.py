@@ -53,8 +53,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from memdedup._reference import DEDUP_SIMILARITY_THRESHOLD, DEDUP_SUBSUME_MIN_CHARS
-from memdedup.batch import _comparable, join, match_pairs, match_reason
+from memdedup._rules import DEDUP_SIMILARITY_THRESHOLD, DEDUP_SUBSUME_MIN_CHARS
+from memdedup._rules import comparable as _comparable
+from memdedup.batch import join, match_pairs, match_reason
 from memdedup.errors import InputTypeError, InvalidInputError
 from memdedup.guards import Guards, as_guards, guards_allow
 from memdedup.scope import SCOPE_PATH_DELIMITER

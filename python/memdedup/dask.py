@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from memdedup import batch, tables
-from memdedup._reference import (
+from memdedup._rules import (
     DEDUP_PREFIX_LEN,
     DEDUP_QUERY_LIMIT,
     DEDUP_SIMILARITY_THRESHOLD,

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from memdedup import _reference
 from memdedup._backend import impl as _impl
-from memdedup._reference import (
+from memdedup._rules import (
     DEDUP_PREFIX_LEN,
     DEDUP_QUERY_LIMIT,
     DEDUP_SIMILARITY_THRESHOLD,

@@ -40,8 +40,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from memdedup._rules import DEDUP_SIMILARITY_THRESHOLD, DEDUP_SUBSUME_MIN_CHARS
 from memdedup.batch import match_reason
-from memdedup.dedup import DEDUP_SIMILARITY_THRESHOLD, DEDUP_SUBSUME_MIN_CHARS, normalise_label
+from memdedup.dedup import normalise_label
 from memdedup.guards import Guards, as_guards, guards_allow, negation_words, value_changes
 
 __all__ = [

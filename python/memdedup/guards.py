@@ -55,7 +55,6 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from memdedup._backend import impl as _impl
 from memdedup.errors import InputTypeError, InvalidInputError
 
 __all__ = [
@@ -65,7 +64,6 @@ __all__ = [
     "fold",
     "guards_allow",
     "negation_words",
-    "replay_guarded",
     "tokens",
     "value_changes",
     "value_tokens",
@@ -252,98 +250,3 @@ def guards_allow(stored: Any, incoming: Any, guards: Guards | str | None) -> boo
     if g.value and value_blocks(stored, incoming):
         return False
     return not (g.negation and negation_blocks(stored, incoming))
-
-
-def replay_guarded(
-    labels: list[Any],
-    partitions: list[int],
-    *,
-    guards: Guards | str | None,
-    threshold: float,
-    min_chars: int,
-    prefix: str = "raw",
-    prefix_len: int = 20,
-    query_limit: int = 20,
-) -> tuple[list[int], list[str], list[float]]:
-    """``batch.replay`` with guards, in Python: each label joins the first of its candidates (the first
-    ``query_limit`` canonicals of its partition whose key starts with its key's first ``prefix_len``
-    characters, oldest first) that matches the contract AND passes the guards.
-
-    The same lookups as the Rust replay, indexed by prefix, but every pair is decided by a separate call
-    and the guards tokenise in Python: expect it to be several times slower than the unguarded replay.
-    With every guard off it returns exactly what the Rust replay returns.
-    """
-    if prefix not in {"raw", "normalised", "normalized", "none"}:
-        raise InvalidInputError(f"prefix must be 'raw', 'normalised' or 'none', not {prefix!r}")
-    if len(labels) != len(partitions):
-        raise InvalidInputError(f"{len(labels)} labels but {len(partitions)} partition ids")
-    g = as_guards(guards)
-    texts = [_text(label) for label in labels]
-    if prefix == "none":
-        return _replay_guarded_ungated(texts, partitions, g, threshold, min_chars)
-    # One index per (partition, key length): key[:length] -> canonicals in store order. A query key of
-    # length ell < prefix_len (a short label) must find every canonical whose key starts with it.
-    index: dict[tuple[int, int], dict[str, list[int]]] = {}
-    canonical: list[int] = []
-    reason: list[str] = []
-    score: list[float] = []
-    nan = float("nan")
-    for i, (text, part) in enumerate(zip(texts, partitions, strict=True)):
-        if not text.strip():
-            canonical.append(i)
-            reason.append("empty")
-            score.append(nan)
-            continue
-        key = text.strip() if prefix == "raw" else _impl.normalise_label(text)
-        query = key[:prefix_len]
-        candidates = index.get((part, len(query)), {}).get(query, [])[:query_limit]
-        hit = None
-        for j in candidates:
-            if _impl.labels_match(texts[j], text, threshold=threshold, min_chars=min_chars) and (
-                not g or guards_allow(texts[j], text, g)
-            ):
-                hit = j
-                break
-        if hit is None:
-            for length in range(min(len(key), prefix_len) + 1):
-                index.setdefault((part, length), {}).setdefault(key[:length], []).append(i)
-            canonical.append(i)
-            reason.append("new")
-            score.append(nan)
-        else:
-            decided = _impl.match_reason(texts[hit], text, threshold=threshold, min_chars=min_chars)
-            assert decided is not None
-            canonical.append(hit)
-            reason.append(decided[0])
-            score.append(decided[1])
-    return canonical, reason, score
-
-
-def _replay_guarded_ungated(
-    texts: list[str], partitions: list[int], g: Guards, threshold: float, min_chars: int
-) -> tuple[list[int], list[str], list[float]]:
-    """:func:`replay_guarded` with no gate: each label joins the oldest canonical of its partition that
-    matches and passes the guards (an exact :class:`memdedup.index.LabelIndex` query)."""
-    from memdedup.index import LabelIndex  # imported here: memdedup.index imports this module
-
-    index = LabelIndex(threshold=threshold, min_chars=min_chars)
-    canonical: list[int] = []
-    reason: list[str] = []
-    score: list[float] = []
-    for i, (text, part) in enumerate(zip(texts, partitions, strict=True)):
-        if not text.strip():
-            canonical.append(i)
-            reason.append("empty")
-            score.append(float("nan"))
-            continue
-        found = index.first_match(text, scope=part, guards=g)
-        if found is None:
-            index.insert(text, i, scope=part)
-            canonical.append(i)
-            reason.append("new")
-            score.append(float("nan"))
-        else:
-            canonical.append(int(found.id))  # type: ignore[call-overload]
-            reason.append(found.reason)
-            score.append(found.score)
-    return canonical, reason, score

@@ -42,8 +42,9 @@ from collections.abc import Hashable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 from memdedup._backend import impl as _impl
-from memdedup._reference import DEDUP_SIMILARITY_THRESHOLD, DEDUP_SUBSUME_MIN_CHARS
-from memdedup.batch import _comparable, _partition_key, check_min_chars
+from memdedup._rules import DEDUP_SIMILARITY_THRESHOLD, DEDUP_SUBSUME_MIN_CHARS, check_min_chars
+from memdedup._rules import comparable as _comparable
+from memdedup._rules import partition_key as _partition_key
 from memdedup.errors import InputTypeError, InvalidInputError
 from memdedup.guards import Guards, as_guards, guards_allow
 from memdedup.missing import is_missing

@@ -27,10 +27,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from memdedup.index import LabelIndex
+from memdedup.index import LabelIndex
 
 __all__ = ["Partition", "StoreLabelIndex"]
 
@@ -177,6 +175,4 @@ class StoreLabelIndex:
 
 
 def _new_index(labels: list[str], ids: list[str]) -> LabelIndex:
-    from memdedup.index import LabelIndex  # imported here: the index pulls in the batch layer (numpy)
-
     return LabelIndex.build(labels, ids)

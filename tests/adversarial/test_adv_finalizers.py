@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import pytest
 from _probe import run_and_expect
+from profiles import sampled
 
 # Every probe script starts with the inputs in ``stored``/``incoming``/``labels``... and the oracle's
 # answer computed *before* the attack is armed.
@@ -294,7 +295,7 @@ report(lambda: find(dedup.find_canonical_node), equals(expected), refresh_nodes)
 }
 
 
-@pytest.mark.parametrize("name", sorted(REFRESHING))
+@pytest.mark.parametrize("name", sampled(sorted(REFRESHING), 3))
 def test_refreshing_finalizer(name: str) -> None:
     """Expected: exactly the reference's answer (the finalizer changes no value)."""
     child = run_and_expect(REFRESHING[name], "reference")
@@ -492,7 +493,7 @@ report(lambda: f64s(_core.cdist(query, choices, normalise=True)), check, replace
 }
 
 
-@pytest.mark.parametrize("name", sorted(DESTRUCTIVE))
+@pytest.mark.parametrize("name", sampled(sorted(DESTRUCTIVE), 2))
 def test_destructive_finalizer(name: str) -> None:
     """Expected: the reference's answer on a state the list passed through, or the typed exceptions
     listed with the probe."""

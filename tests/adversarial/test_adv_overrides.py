@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pytest
 from _probe import run_and_expect
+from profiles import diagonal
 
 #: Label classes, defined in the child. Each ``make(kind)`` builds a fresh list of labels with the odd one
 #: at ``at`` (so it can reach the list it sits in).
@@ -213,19 +214,24 @@ KIND = {kind!r}
 """
 
 
-@pytest.mark.parametrize("kind", SIMPLE_KINDS)
-@pytest.mark.parametrize("entry", sorted(ENTRY_POINTS))
+# Every entry point with one kind and every kind with one entry point in the default profile.
+@pytest.mark.parametrize(("entry", "kind"), diagonal(sorted(ENTRY_POINTS), SIMPLE_KINDS))
 def test_odd_label(entry: str, kind: str) -> None:
     """Expected: the reference's outcome (its answer, or the same exception class)."""
     script = PROBE.format(kinds=KINDS, kind=kind, entry=ENTRY_POINTS[entry], call="report_vs")
     run_and_expect(script, "reference")
 
 
-@pytest.mark.parametrize("kind", MUTATING_KINDS)
+CORE_ENTRIES = sorted(k for k in ENTRY_POINTS if k.startswith("core.") and "pipelined" not in k)
+
+
 # (The pipelined match_pairs reader under a changing list: test_adv_finalizers' destructive probes, which
 # check each pair on its own; here every state's reference answer is computed, too many for 9,000 pairs.)
 @pytest.mark.parametrize(
-    "entry", sorted(k for k in ENTRY_POINTS if k.startswith("core.") and "pipelined" not in k)
+    ("entry", "kind"),
+    diagonal(
+        sorted(k for k in ENTRY_POINTS if k.startswith("core.") and "pipelined" not in k), MUTATING_KINDS
+    ),
 )
 def test_label_that_changes_the_list(entry: str, kind: str) -> None:
     """Expected: the reference's answer on a state the list passed through (items read before the change

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 from _probe import run_and_expect
+from profiles import sampled
 
 SCRIPT = """
 import difflib, sys, threading
@@ -128,7 +129,7 @@ call = lambda: both(_core)
 }
 
 
-@pytest.mark.parametrize("name", sorted(PROBES))
+@pytest.mark.parametrize("name", sampled(sorted(PROBES), 2))
 def test_concurrent_calls_with_a_mutating_thread(name: str) -> None:
     """Expected: the reference's answer in every thread, every round."""
     run_and_expect(SCRIPT.format(setup=PROBES[name], threads=4, rounds=3), "reference", timeout=300)

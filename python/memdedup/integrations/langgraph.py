@@ -76,7 +76,7 @@ except ImportError as exc:  # pragma: no cover - the extra is missing
         "memdedup.integrations.langgraph needs LangGraph's store interface: pip install 'memdedup[langgraph]'"
     ) from exc
 
-from memdedup.dedup import DEDUP_SIMILARITY_THRESHOLD, DEDUP_SUBSUME_MIN_CHARS
+from memdedup._rules import DEDUP_SIMILARITY_THRESHOLD, DEDUP_SUBSUME_MIN_CHARS
 from memdedup.guards import Guards, as_guards
 from memdedup.index import LabelIndex
 from memdedup.integrations._langgraph_plan import (
