@@ -19,9 +19,9 @@ from memdedup._rules import (
     partition_key,
 )
 from memdedup.batch._clusters import clusters
+from memdedup.batch._components import COMPONENT_COLUMNS, Components
+from memdedup.batch._components import describe as describe_components
 from memdedup.batch._replay import replay
-from memdedup.components import COMPONENT_COLUMNS, Components
-from memdedup.components import describe as describe_components
 from memdedup.errors import InvalidInputError
 from memdedup.progress import Progress
 from memdedup.tables import LabelTable
@@ -43,7 +43,7 @@ class DedupRun:
     score: np.ndarray
     seconds: float
     parameters: Mapping[str, Any] | None = None
-    #: ``mode="join"`` with components: the label each row matched (:mod:`memdedup.components`).
+    #: ``mode="join"`` with components: the label each row matched (:mod:`memdedup.batch._components`).
     via: Sequence[int | None] | None = None
 
     @cached_property
@@ -64,7 +64,7 @@ class DedupRun:
         """One row per label: ``index``, ``label``, ``scope`` and ``layer`` (when the table has them; a
         row without the field has none), ``canonical`` (the index it collapses into: its own when new
         or empty), ``canonical_label``, ``reason`` and ``score`` (None where nothing collapsed); a
-        components run adds :data:`memdedup.components.COMPONENT_COLUMNS` (the reason and score are
+        components run adds :data:`memdedup.batch._components.COMPONENT_COLUMNS` (the reason and score are
         then the ``via`` pair's)."""
         labels, scopes, layers = self.table.labels, self.table.scopes, self.table.layers
         chains = self.components

@@ -24,6 +24,8 @@ from typing import Any
 
 import numpy as np
 
+from memdedup.batch._pairs import match_pairs
+
 __all__ = ["COMPONENT_COLUMNS", "Components", "describe"]
 
 #: The columns a components run adds to each output row.
@@ -74,8 +76,6 @@ def describe(
     """The :class:`Components` of a components clustering of ``labels`` (``canonical``: each label's
     component's smallest index; ``via``: the label that linked it), each member decided against its
     canonical label with the run's ``threshold`` and ``min_chars``."""
-    from memdedup.batch import match_pairs
-
     n = len(labels)
     canonical = np.asarray(canonical, dtype=np.int64)
     size = np.bincount(canonical, minlength=n)[canonical] if n else np.zeros(0, dtype=np.int64)
