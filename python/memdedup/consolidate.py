@@ -26,13 +26,13 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from memdedup._backend import impl as _impl
 from memdedup._rules import DEDUP_SIMILARITY_THRESHOLD, DEDUP_SUBSUME_MIN_CHARS
 from memdedup.facts import RESTATED, UPDATED, facts_match
-from memdedup.guards import Guards, as_guards
-from memdedup.index import IndexMatch, LabelIndex
+from memdedup.guards import Guards, as_guards, guards_allow
 from memdedup.operations import DEDUP_LAYERS
 from memdedup.scope import Scope, readable_scope_path
-from memdedup.store import SQLiteGraphStore, StoredNode
+from memdedup.store import SQLiteGraphStore
 
 __all__ = ["ConsolidationReport", "Merge", "consolidate", "plan"]
 
@@ -119,63 +119,76 @@ class ConsolidationReport:
         }
 
 
+@dataclass(frozen=True)
+class _Row:
+    """What consolidation reads of a live row."""
+
+    id: str
+    layer: str
+    label: str
+    stated: int
+
+
 class _Partition:
-    """The consolidation of one partition's live rows (store order): :meth:`merges`."""
+    """The consolidation of one partition's live rows (store order): :meth:`merges`.
 
-    def __init__(self, rows: list[StoredNode], threshold: float, min_chars: int, guards: Guards) -> None:
-        self.rows = rows
-        self.position = {row.id: k for k, row in enumerate(rows)}
-        self.text_of = {row.id: row.label for row in rows}
-        self.stated_of = {row.id: row.stated for row in rows}
-        self.threshold, self.min_chars, self.guards = threshold, min_chars, guards or None
+    Rows are named by their position in store order; the core's index holds them under insertion numbers
+    (one partition; performance: the wrapper's id maps and partition keys cost as much as the queries
+    here, ``benches/bench_consolidate.py``)."""
+
+    def __init__(
+        self, scope_path: str, rows: list[_Row], threshold: float, min_chars: int, guards: Guards
+    ) -> None:
+        self.scope_path, self.rows = scope_path, rows
+        self.text = [row.label for row in rows]
+        self.stated = [row.stated for row in rows]
+        self.threshold, self.min_chars, self.guards = threshold, min_chars, guards
         #: The current rows under their current texts, in store order (an update relabels a row in place).
-        self.index = self._index()
-        #: Rows whose text changed since the pass before: their new text.
-        self.changed: dict[str, str] = {}
+        self.index = _impl.LabelIndex(min_chars)
+        self.number: dict[int, int] = {}  # position -> insertion number in ``index``
+        self.position: dict[int, int] = {}  # insertion number -> position
+        #: Rows whose text changed since the pass before.
+        self.changed: set[int] = set()
 
-    def _index(self) -> LabelIndex:
-        return LabelIndex(threshold=self.threshold, min_chars=self.min_chars)
-
-    def _first_before(self, among: LabelIndex, node_id: str) -> IndexMatch | None:
-        """The oldest entry of ``among`` (entries in store order) that ``node_id``'s current text
-        restates, when it comes before ``node_id`` in store order; else None (the oldest match is
-        ``node_id`` itself or a later row: nothing before it matches)."""
-        found = among.first_match(
-            self.text_of[node_id], threshold=self.threshold, min_chars=self.min_chars, guards=self.guards
+    def _matches(
+        self, index: Any, row_of: dict[int, int], at: int, *, first: bool = False
+    ) -> list[tuple[int, str, float]]:
+        """The entries of ``index`` (insertion numbers, oldest first; ``row_of`` names their rows) that row
+        ``at``'s current text restates, under the contract and the guards; with ``first``, the oldest."""
+        text = self.text[at]
+        found = index.query(
+            text, 0, threshold=self.threshold, min_chars=self.min_chars, first=first and not self.guards
         )
-        if found is None or self.position[str(found.id)] >= self.position[node_id]:
-            return None
-        return found
+        if self.guards:
+            found = [m for m in found if guards_allow(self.text[row_of[m[0]]], text, self.guards)]
+            found = found[:1] if first else found
+        return [(int(m[0]), str(m[1]), float(m[2])) for m in found]
 
-    def _any_before(self, among: LabelIndex, node_id: str) -> bool:
-        """Whether an entry of ``among`` (in any order) that ``node_id``'s current text restates comes
-        before ``node_id`` in store order."""
-        found = among.query(
-            self.text_of[node_id], threshold=self.threshold, min_chars=self.min_chars, guards=self.guards
-        )
-        return any(self.position[str(m.id)] < self.position[node_id] for m in found)
-
-    def decide(self, node_id: str, round_: int) -> Merge | None:
-        """Fold ``node_id`` into the first current row before it that it is the same fact as, if any."""
-        match = self._first_before(self.index, node_id)
-        if match is None:
+    def decide(self, at: int, round_: int) -> tuple[Merge, int] | None:
+        """Fold row ``at`` into the first current row before it that it is the same fact as, if any: the
+        merge and the position of the row it went into. The index keeps every current row (an earlier
+        pass's later rows too) in store order, so its first match is the oldest: one at or after ``at``
+        means none before it."""
+        found = self._matches(self.index, self.position, at, first=True)
+        if not found or self.position[found[0][0]] >= at:
             return None
-        into = str(match.id)
-        text, stated = self.text_of[node_id], self.stated_of[node_id]
-        fact = facts_match(self.text_of[into], text, match.reason, match.score)
-        newer = stated > self.stated_of[into]
+        number, rule, score = found[0]
+        into = self.position[number]
+        text, stated = self.text[at], self.stated[at]
+        fact = facts_match(self.text[into], text, rule, score)
+        newer = stated > self.stated[into]
         kind, change = (fact.kind, fact.change) if newer else (RESTATED, "stated before the current text")
-        first = self.rows[0]
+        row, target = self.rows[at], self.rows[into]
         merge = Merge(
-            first.scope_path, first.layer, into, node_id, kind, fact.rule, fact.score, change,
-            self.text_of[into], text, round_,
+            self.scope_path, row.layer, target.id, row.id, kind, fact.rule, fact.score, change,
+            self.text[into], text, round_,
         )  # fmt: skip
-        self.stated_of[into] = max(self.stated_of[into], stated)
+        self.stated[into] = max(self.stated[into], stated)
         if kind == UPDATED:
-            self.text_of[into] = text
-            self.index.relabel(into, text)  # its place in store order is kept
-            self.changed[into] = text
-        return merge
+            self.text[into] = text
+            self.index.relabel(number, text)  # its place in store order is kept
+            self.changed.add(into)
+        return merge, into
 
     def merges(self, advance: Callable[[int], None]) -> Iterator[Merge]:
         """Pass after pass until a pass merges nothing.
@@ -184,43 +197,65 @@ class _Partition:
         A later pass can change the answer only for a row whose own text changed, or that a text changed
         since its last check now matches from an earlier row: it re-decides exactly those (found through a
         small index of the changed texts, kept up to date within the pass), and leaves every other row as
-        the pass before left it. The index keeps every current row (an earlier pass's later rows too): a
-        row's candidates are the matches before it, and its first match is the oldest, so a first match
-        at or after the row means none before it."""
-        current: list[str] = []
-        for row in self.rows:
+        the pass before left it."""
+        current: list[int] = []
+        for at in range(len(self.rows)):
             advance(1)
-            merge = self.decide(row.id, 1)
-            if merge is None:
-                self.index.insert(row.label, row.id)
-                current.append(row.id)
+            decided = self.decide(at, 1)
+            if decided is None:
+                number = int(self.index.insert(self.text[at], 0))
+                self.number[at], self.position[number] = number, at
+                current.append(at)
             else:
-                yield merge
+                yield decided[0]
         round_ = 1
         while self.changed:
             round_ += 1
-            recent, self.changed = self.changed, {}
-            flags = self._index()
-            for node_id, text in recent.items():
-                flags.insert(text, node_id)
-            survivors: list[str] = []
-            for node_id in current:
-                if node_id not in recent and not self._any_before(flags, node_id):
-                    survivors.append(node_id)
+            recent, self.changed = self.changed, set()
+            changed = _Changed(self, recent)
+            survivors: list[int] = []
+            for at in current:
+                if at not in recent and not changed.before(at):
+                    survivors.append(at)
                     continue
-                merge = self.decide(node_id, round_)
-                if merge is None:
-                    survivors.append(node_id)
+                decided = self.decide(at, round_)
+                if decided is None:
+                    survivors.append(at)
                     continue
-                self.index.remove(node_id)
+                merge, into = decided
+                self.index.remove(self.number.pop(at))
                 yield merge
                 if merge.kind == UPDATED:
-                    # An earlier row's text changed in this pass: the rows after it are checked against it.
-                    if merge.node_id in flags:
-                        flags.relabel(merge.node_id, self.text_of[merge.node_id])
-                    else:
-                        flags.insert(self.text_of[merge.node_id], merge.node_id)
+                    changed.add(into)  # an earlier row's text changed in this pass: later rows check it
             current = survivors
+
+
+class _Changed:
+    """The texts of a partition that changed since a row was last decided, each under its row's position:
+    a row whose text none of them restates from before it keeps the answer it had."""
+
+    def __init__(self, partition: _Partition, rows: Iterable[int]) -> None:
+        self.partition = partition
+        self.index = _impl.LabelIndex(partition.min_chars)
+        self.row_of: dict[int, int] = {}  # insertion number -> position
+        self.entry_of: dict[int, int] = {}  # position -> insertion number
+        for at in rows:
+            self.add(at)
+
+    def add(self, at: int) -> None:
+        """Row ``at``'s text (changed) is one of them now."""
+        text = self.partition.text[at]
+        if at in self.entry_of:
+            self.index.relabel(self.entry_of[at], text)
+        else:
+            number = int(self.index.insert(text, 0))
+            self.entry_of[at], self.row_of[number] = number, at
+
+    def before(self, at: int) -> bool:
+        """Whether a changed text of a row before ``at`` is restated by row ``at``'s text."""
+        return any(
+            self.row_of[number] < at for number, _, _ in self.partition._matches(self.index, self.row_of, at)
+        )
 
 
 def plan(
@@ -241,13 +276,13 @@ def plan(
     merges: list[Merge] = []
     rows_seen = 0
     for path in paths:
-        partitions: dict[str, list[StoredNode]] = {}
-        for node in store.owned_nodes(path):
-            if node.layer in _LAYERS and node.origin != "transcript":
-                partitions.setdefault(node.layer, []).append(node)
+        partitions: dict[str, list[_Row]] = {}
+        for node_id, layer, label, origin, stated in store.live_texts(path):
+            if layer in _LAYERS and origin != "transcript":
+                partitions.setdefault(layer, []).append(_Row(node_id, layer, label, stated))
         for rows in partitions.values():
             rows_seen += len(rows)
-            merges.extend(_Partition(rows, threshold, min_chars, parsed).merges(advance))
+            merges.extend(_Partition(path, rows, threshold, min_chars, parsed).merges(advance))
     return merges, len(paths), rows_seen
 
 

@@ -485,6 +485,17 @@ class SQLiteGraphStore:
             sql += " AND retracted_at IS NULL"
         return [node_from_row(row) for row in self._rows(sql + " ORDER BY seq", params)]
 
+    def live_texts(self, scope_path: str) -> list[tuple[str, str, str, str, int]]:
+        """``(id, layer, label, origin, stated)`` of the live rows ``scope_path`` owns, in store order: what
+        a pass over a scope's texts reads (``memdedup consolidate``), without decoding every row."""
+        stated = "stated" if self.schema_version >= 2 else "row_number() OVER (ORDER BY updated_at, seq)"
+        rows = self._rows(
+            f"SELECT id, layer, label, origin, {stated} FROM nodes "
+            "WHERE scope_path = ? AND retracted_at IS NULL ORDER BY seq",
+            (_text("scope path", scope_path),),
+        )
+        return [tuple(row) for row in rows]
+
     def scope_paths(self) -> list[str]:
         """Every owning scope path that holds a row, in the order of its first row."""
         rows = self._rows("SELECT scope_path FROM nodes GROUP BY scope_path ORDER BY min(seq)")
