@@ -162,7 +162,7 @@ class _Partition:
         if self.guards:
             found = [m for m in found if guards_allow(self.text[row_of[m[0]]], text, self.guards)]
             found = found[:1] if first else found
-        return [(int(m[0]), str(m[1]), float(m[2])) for m in found]
+        return found  # type: ignore[no-any-return]
 
     def decide(self, at: int, round_: int) -> tuple[Merge, int] | None:
         """Fold row ``at`` into the first current row before it that it is the same fact as, if any: the
