@@ -25,7 +25,7 @@ def test_every_block_is_run_or_says_why_not() -> None:
     found = [problem for block in ALL for problem in dx.problems(block)]
     assert not found, "\n".join(found)
     # The collector sees the documents it should: README's examples and the docs' own.
-    assert sum(1 for b in RUN if b.path == "README.md") >= 4
+    assert sum(1 for b in RUN if b.path == "README.md") >= 3
     assert {b.path for b in RUN} >= {"README.md", "docs/cli.md", "docs/scrub.md", "docs/dask.md"}
 
 

@@ -942,7 +942,8 @@ def _run_history(args: argparse.Namespace) -> int:
         json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
         return 0
-    print(f"memdedup history: {args.scope} in {display_name(args.db)}: {len(histories)} memories")
+    count = f"{len(histories)} memor{'y' if len(histories) == 1 else 'ies'}"
+    print(f"memdedup history: {args.scope} in {display_name(args.db)}: {count}")
     for node, history in histories:
         state = f", retracted ({_shorten(node.retraction_reason, 80)})" if node.retracted else ""
         print(f"\n{node.id} ({node.layer}, {node.mentions} mentions{state})")
