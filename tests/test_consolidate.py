@@ -11,7 +11,7 @@ from typing import Any
 
 import cli_support
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from memdedup import _reference
 from memdedup.consolidate import consolidate
@@ -232,13 +232,21 @@ def test_consolidate_equals_the_oracle(
         assert consolidate(store, threshold=threshold, min_chars=min_chars).merges == []
 
 
-@settings(max_examples=n_examples(60))
+@pytest.fixture(params=[16, 3, 1], ids=["batch-16", "batch-3", "batch-1"])
+def batch(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
+    """The first pass looks rows up in batches (two threads) and corrects each batch's answers row by row:
+    the same answers whatever the batch's size."""
+    monkeypatch.setattr("memdedup.consolidate._BATCH", request.param)
+    return int(request.param)
+
+
+@settings(max_examples=n_examples(60), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     edits=st.lists(st.lists(st.tuples(st.integers(0, 19), st.sampled_from("XYZW")), max_size=3), max_size=10),
     restated=st.lists(st.integers(0, 9), max_size=3),
 )
 def test_chains_of_small_edits_need_several_passes_and_equal_the_oracle(
-    edits: list[list[tuple[int, str]]], restated: list[int]
+    batch: int, edits: list[list[tuple[int, str]]], restated: list[int]
 ) -> None:
     # Labels a few edits apart: a changed text reaches rows the first pass could not (the rounds).
     labels = []

@@ -22,10 +22,12 @@ alone, so the dry run (the default) and ``apply=True`` merge exactly the same ro
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from memdedup._backend import IMPLEMENTATION
 from memdedup._backend import impl as _impl
 from memdedup._rules import DEDUP_SIMILARITY_THRESHOLD, DEDUP_SUBSUME_MIN_CHARS
 from memdedup.facts import RESTATED, UPDATED, facts_match
@@ -46,6 +48,8 @@ class _Owner:
 
 
 _LAYERS = frozenset(layer.value for layer in DEDUP_LAYERS)
+#: Rows looked up at once in the first pass (see ``_Partition._first_pass``).
+_BATCH = 16
 
 
 @dataclass(frozen=True)
@@ -164,12 +168,15 @@ class _Partition:
             found = found[:1] if first else found
         return found  # type: ignore[no-any-return]
 
-    def decide(self, at: int, round_: int) -> tuple[Merge, int] | None:
+    def decide(
+        self, at: int, round_: int, found: list[tuple[int, str, float]] | None = None
+    ) -> tuple[Merge, int] | None:
         """Fold row ``at`` into the first current row before it that it is the same fact as, if any: the
         merge and the position of the row it went into. The index keeps every current row (an earlier
         pass's later rows too) in store order, so its first match is the oldest: one at or after ``at``
-        means none before it."""
-        found = self._matches(self.index, self.position, at, first=True)
+        means none before it. ``found``: that first match, when the caller decided it already."""
+        if found is None:
+            found = self._matches(self.index, self.position, at, first=True)
         if not found or self.position[found[0][0]] >= at:
             return None
         number, rule, score = found[0]
@@ -198,16 +205,7 @@ class _Partition:
         since its last check now matches from an earlier row: it re-decides exactly those (found through a
         small index of the changed texts, kept up to date within the pass), and leaves every other row as
         the pass before left it."""
-        current: list[int] = []
-        for at in range(len(self.rows)):
-            advance(1)
-            decided = self.decide(at, 1)
-            if decided is None:
-                number = int(self.index.insert(self.text[at], 0))
-                self.number[at], self.position[number] = number, at
-                current.append(at)
-            else:
-                yield decided[0]
+        current = yield from self._first_pass(advance)
         round_ = 1
         while self.changed:
             round_ += 1
@@ -228,6 +226,71 @@ class _Partition:
                 if merge.kind == UPDATED:
                     changed.add(into)  # an earlier row's text changed in this pass: later rows check it
             current = survivors
+
+    def _first_pass(self, advance: Callable[[int], None]) -> Generator[Merge, None, list[int]]:
+        """Every row against the current rows before it, in store order; the rows that stay current.
+
+        Performance: the index's queries are most of the time (a scan of the length window), and they
+        release the GIL, so the rows of a batch are looked up on two threads at once against the index as
+        it stood when the batch began (``benches/bench_consolidate.py``: 841,708 labels, 130 s on one
+        thread). The batch's answers are then made exact one row at a time: a row's first match is the
+        oldest of the looked-up match (when its text has not changed since) and of the batch's own changes
+        before it (rows inserted or relabelled since the batch began), decided in one call into the core;
+        when the looked-up match itself was relabelled, the row is looked up again.
+        """
+        current: list[int] = []
+        n = len(self.rows)
+        pool = (
+            ThreadPoolExecutor(2, thread_name_prefix="memdedup-consolidate")
+            if IMPLEMENTATION == "rust"
+            else None
+        )
+        try:
+            for start in range(0, n, _BATCH):
+                batch = range(start, min(n, start + _BATCH))
+
+                def first(at: int) -> list[tuple[int, str, float]]:
+                    return self._matches(self.index, self.position, at, first=True)
+
+                looked_up = list(pool.map(first, batch)) if pool is not None else [None] * len(batch)
+                since: dict[int, None] = {}  # rows inserted or relabelled since the batch began, in order
+                for at, found in zip(batch, looked_up, strict=True):
+                    advance(1)
+                    if found is not None:
+                        found = self._with_changes_since(at, found, since)
+                    decided = self.decide(at, 1, found)
+                    if decided is None:
+                        number = int(self.index.insert(self.text[at], 0))
+                        self.number[at], self.position[number] = number, at
+                        current.append(at)
+                        since[at] = None
+                    else:
+                        merge, into = decided
+                        if merge.kind == UPDATED:
+                            since[into] = None
+                        yield merge
+        finally:
+            if pool is not None:
+                pool.shutdown()
+        return current
+
+    def _with_changes_since(
+        self, at: int, found: list[tuple[int, str, float]], since: dict[int, None]
+    ) -> list[tuple[int, str, float]] | None:
+        """Row ``at``'s first match now, from the one looked up when its batch began (``found``) and the
+        rows changed since (``since``); None when it must be looked up again."""
+        if found and self.position[found[0][0]] in since:
+            return None  # the looked-up match's text changed: the next one in the index may be the answer
+        limit = self.position[found[0][0]] if found else at
+        text = self.text[at]
+        for p in sorted(p for p in since if p < limit):  # the oldest changed row that matches comes first
+            reason = _impl.match_reason(
+                self.text[p], text, threshold=self.threshold, min_chars=self.min_chars
+            )
+            if reason is not None and (not self.guards or guards_allow(self.text[p], text, self.guards)):
+                return [(self.number[p], str(reason[0]), float(reason[1]))]
+        answer = found
+        return answer
 
 
 class _Changed:
