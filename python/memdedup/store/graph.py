@@ -36,30 +36,31 @@ what failed; a value SQLite cannot store (a lone surrogate, an integer beyond 64
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import sqlite3
 import urllib.parse
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from memdedup.errors import InputTypeError, InvalidInputError
-from memdedup.scope import SCOPE_PATH_KEY, readable_scope_path
+from memdedup.errors import InvalidInputError
+from memdedup.scope import readable_scope_path
 from memdedup.scrub import redact
 from memdedup.store import opening
+from memdedup.store.history import UPDATED, FactHistory
 from memdedup.store.records import (
-    CURRENT,
     LedgerEntry,
-    Revision,
     StoredNode,
     StoreError,
     node_from_row,
-    properties_from,
 )
 from memdedup.store.schema import SCHEMA_VERSION, node_columns
+from memdedup.store.values import database_errors
+from memdedup.store.values import now as _now
+from memdedup.store.values import properties_json as _properties_json
+from memdedup.store.values import text_value as _text
+from memdedup.store.values import turn_value as _turn
 from memdedup.store_index import StoreLabelIndex
 
 if TYPE_CHECKING:
@@ -71,62 +72,12 @@ __all__ = ["SQLiteGraphStore", "prefix_successor"]
 logger = logging.getLogger("memdedup.store")
 
 _MAX_CODE_POINT = 0x10FFFF
-RESTATED = "restated"
-UPDATED = "updated"
 
 _INSERT_NODE = (
     "INSERT INTO nodes (id, scope_path, tenant_id, layer, label, properties, importance, salience, origin, "
     "scope, created_at, updated_at, last_stated, last_turn, stated) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT coalesce(max(stated), 0) + 1 FROM nodes)) "
 )
-# The statement counter: strictly increasing across the file (writes hold the write lock).
-_NEXT_STATED = "(SELECT coalesce(max(stated), 0) + 1 FROM nodes)"
-
-# The errors of a value, not of the database: a parameter SQLite cannot bind or store.
-_VALUE_ERRORS = (sqlite3.InterfaceError, sqlite3.ProgrammingError, sqlite3.DataError, OverflowError)
-
-
-@contextmanager
-def _database_errors(path: str, doing: str) -> Iterator[None]:
-    """Raise every SQLite failure inside as one :class:`StoreError` (a bad value as InvalidInputError)."""
-    try:
-        yield
-    except _VALUE_ERRORS as exc:
-        raise InvalidInputError(f"SQLite cannot store a value while {doing}: {redact(exc)}") from exc
-    except sqlite3.Error as exc:
-        raise StoreError(f"the database {redact(path)!r} failed while {doing}: {redact(exc)}") from exc
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds")
-
-
-def _text(name: str, value: Any) -> str:
-    text = str(getattr(value, "value", value))
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        # Never quote the text: it may be a memory, and this message reaches logs and reports.
-        raise InvalidInputError(
-            f"{name} is not valid Unicode text (a lone surrogate at position {exc.start})"
-        ) from None
-    return text
-
-
-def _turn(turn: Any) -> int | None:
-    if turn is None:
-        return None
-    if isinstance(turn, bool) or not isinstance(turn, int):
-        raise InputTypeError(f"a turn must be an int or None, not {type(turn).__name__}")
-    return turn
-
-
-def _properties_json(properties: dict[str, Any] | None) -> str:
-    props = {k: v for k, v in (properties or {}).items() if k != SCOPE_PATH_KEY}
-    try:
-        return json.dumps(props, ensure_ascii=True, sort_keys=False, default=str)
-    except (ValueError, TypeError, RecursionError) as exc:
-        raise InvalidInputError(f"the node's properties cannot be stored as JSON: {redact(exc)}") from None
 
 
 def prefix_successor(prefix: str) -> str | None:
@@ -147,7 +98,7 @@ def prefix_successor(prefix: str) -> str | None:
     return None
 
 
-class SQLiteGraphStore:
+class SQLiteGraphStore(FactHistory):
     """A memory graph in one SQLite file (``":memory:"`` works too, for one connection).
 
     ``query_nodes`` is a coroutine because that is the graph protocol ``find_canonical_node`` awaits;
@@ -238,12 +189,12 @@ class SQLiteGraphStore:
 
     def _rows(self, sql: str, params: Sequence[Any] = (), *, doing: str = "reading") -> list[Any]:
         """All rows of a statement (fetched here, so a damaged page met mid-scan is a StoreError too)."""
-        with _database_errors(self.path, doing):
+        with database_errors(self.path, doing):
             return self._conn.execute(sql, params).fetchall()
 
     def _execute(self, sql: str, params: Sequence[Any] = (), *, doing: str = "writing") -> sqlite3.Cursor:
         self._writable()
-        with _database_errors(self.path, doing):
+        with database_errors(self.path, doing):
             return self._conn.execute(sql, params)
 
     def _writable(self) -> None:
@@ -505,28 +456,6 @@ class SQLiteGraphStore:
         sql = "SELECT count(*) FROM nodes" + ("" if include_retracted else " WHERE retracted_at IS NULL")
         return int(self._rows(sql)[0][0])
 
-    def history(self, scope: Any, node_id: str) -> list[Revision]:
-        """Every text the row ``scope`` owns under ``node_id`` has held or been restated in, oldest first,
-        its current text last (kind ``current``); ``[]`` when ``scope`` owns no such row. A retracted
-        row's history ends with its last text all the same."""
-        node = self.owned_node(scope, node_id)
-        if node is None:
-            return []
-        entries = []
-        if self.schema_version >= 2:
-            rows = self._rows(
-                "SELECT kind, text, reason, turn, stated_at, source, properties FROM revisions "
-                "WHERE scope_path = ? AND node_id = ? ORDER BY seq",
-                (node.scope_path, node.id),
-            )
-            entries = [
-                Revision(kind, text, reason, turn, stated_at, source, properties_from(props, "a revision"))
-                for kind, text, reason, turn, stated_at, source, props in rows
-            ]
-        properties = {k: v for k, v in node.properties.items() if k != SCOPE_PATH_KEY}
-        entries.append(Revision(CURRENT, node.label, "", node.last_turn, node.last_stated, "", properties))
-        return entries
-
     def recall(
         self,
         scope: Any,
@@ -662,201 +591,6 @@ class SQLiteGraphStore:
                 (values[1], values[3]), values[0], values[4], in_transaction=self._conn.in_transaction
             )
         return inserted
-
-    def _statement(
-        self,
-        scope: Any,
-        node_id: str,
-        *,
-        importance: float | None,
-        salience: float | None,
-        turn: int | None,
-        mentions: int = 1,
-        like: StoredNode | None = None,
-    ) -> StoredNode:
-        """One more statement of the row ``scope`` owns (inside the caller's transaction): ``mentions``
-        more, the higher importance and salience kept, ``last_stated`` moved to now and ``stated`` to the
-        next count; or, with ``like`` (a row folded into it), to the later of the two rows' statements.
-        The row as it was before."""
-        scope_path = _text("scope path", scope.scope_path)
-        node = self._owned(scope_path, _text("node id", node_id))
-        if node is None:
-            raise InvalidInputError(f"the write scope owns no node {redact(node_id, 40)!r}")
-        now = _now()
-        if like is None:
-            stated, stated_sql, last_stated = None, _NEXT_STATED, now
-        else:
-            later = like if like.stated >= node.stated else node
-            stated, stated_sql, last_stated, turn = later.stated, "?", later.last_stated, later.last_turn
-        self._execute(
-            "UPDATE nodes SET mentions = mentions + ?, updated_at = ?, last_stated = ?, "
-            f"last_turn = coalesce(?, last_turn), stated = {stated_sql}, "
-            "importance = max(importance, coalesce(?, importance)), "
-            "salience = max(salience, coalesce(?, salience)) WHERE scope_path = ? AND id = ?",
-            (
-                mentions,
-                now,
-                last_stated,
-                _turn(turn),
-                *(() if stated is None else (stated,)),
-                importance,
-                salience,
-                scope_path,
-                node.id,
-            ),
-        )
-        return node
-
-    def _add_revision(
-        self,
-        node: StoredNode,
-        kind: str,
-        text: str,
-        properties: dict[str, Any],
-        reason: str,
-        turn: int | None,
-        stated_at: str,
-        source: str = "",
-    ) -> None:
-        self._execute(
-            "INSERT INTO revisions (scope_path, node_id, kind, text, properties, reason, turn, stated_at, "
-            "source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                node.scope_path,
-                node.id,
-                kind,
-                _text("text", text),
-                _properties_json(properties),
-                _text("reason", reason),
-                turn,
-                stated_at,
-                _text("source", source),
-            ),
-        )
-
-    def restate(
-        self,
-        scope: Any,
-        node_id: str,
-        *,
-        text: str | None = None,
-        reason: str = "",
-        turn: int | None = None,
-        importance: float | None = None,
-        salience: float | None = None,
-        source: str = "",
-    ) -> StoredNode:
-        """A statement that restates the row ``scope`` owns (:data:`memdedup.facts.RESTATED`): the current
-        text stays; one more mention, the higher importance and salience, ``last_stated`` moves. A ``text``
-        that differs from the current one is kept in the row's history (``restated``, with ``reason``)."""
-        with self.transaction():
-            before = self._statement(scope, node_id, importance=importance, salience=salience, turn=turn)
-            if text is not None and text != before.label:
-                self._add_revision(before, RESTATED, text, {}, reason, _turn(turn), _now(), source)
-            node = self._owned(before.scope_path, before.id)
-        assert node is not None
-        return node
-
-    def record_mention(
-        self, scope: Any, node_id: str, *, importance: float | None = None, salience: float | None = None
-    ) -> StoredNode:
-        """A restatement of the row ``scope`` owns that keeps its text (:meth:`restate` without a text)."""
-        return self.restate(scope, node_id, importance=importance, salience=salience)
-
-    def update_text(
-        self,
-        scope: Any,
-        node_id: str,
-        *,
-        text: str,
-        properties: dict[str, Any] | None = None,
-        reason: str = "",
-        turn: int | None = None,
-        importance: float | None = None,
-        salience: float | None = None,
-        source: str = "",
-    ) -> StoredNode:
-        """A statement that updates the row ``scope`` owns (:data:`memdedup.facts.UPDATED`): ``text``
-        becomes its current text (and ``properties`` its properties, when given); the previous text is
-        kept as a revision (``updated``, with ``reason``); one more mention, the higher importance and
-        salience, ``last_stated`` moves. The row keeps its id, owner, layer, place and creation time."""
-        if not str(text).strip():
-            raise InvalidInputError("a node needs a non-empty label")
-        new_text = _text("label", text)
-        with self.transaction():
-            before = self._statement(scope, node_id, importance=importance, salience=salience, turn=turn)
-            self._add_revision(
-                before, UPDATED, before.label, before.properties, reason, _turn(turn), _now(), source
-            )
-            sets, params = "label = ?", [new_text]
-            if properties is not None:
-                sets += ", properties = ?"
-                params.append(_properties_json(properties))
-            self._execute(
-                f"UPDATE nodes SET {sets} WHERE scope_path = ? AND id = ?",
-                (*params, before.scope_path, before.id),
-            )
-            node = self._owned(before.scope_path, before.id)
-            assert node is not None
-            if not node.retracted:
-                self._relabelled_in_index(node, (before.layer, before.label))
-        return node
-
-    def merge(self, scope: Any, node_id: str, merged_id: str, *, kind: str, reason: str) -> StoredNode:
-        """Fold the later row ``merged_id`` into the earlier row ``node_id`` (both owned by ``scope``), as
-        ``memdedup consolidate`` does: ``kind`` ``restated`` keeps the current text (the merged text goes
-        to the history when it differs); ``updated`` makes the merged text (and properties) current and
-        keeps the previous one as a revision. The earlier row takes the merged row's mentions, the higher
-        importance and salience and the later statement time; the merged row is retracted (never
-        deleted), its reason naming the row it went into."""
-        if kind not in (RESTATED, UPDATED):
-            raise InvalidInputError(f"kind must be {RESTATED!r} or {UPDATED!r}, not {redact(kind, 20)!r}")
-        scope_path = _text("scope path", scope.scope_path)
-        with self.transaction():
-            later = self._owned(scope_path, _text("node id", merged_id))
-            if later is None or later.retracted:
-                raise InvalidInputError(f"the scope owns no live node {redact(merged_id, 40)!r}")
-            before = self._statement(
-                scope,
-                node_id,
-                importance=later.importance,
-                salience=later.salience,
-                turn=later.last_turn,
-                mentions=later.mentions,
-                like=later,
-            )
-            at = later.last_stated or _now()
-            if kind == RESTATED:
-                if later.label != before.label:
-                    self._add_revision(
-                        before, RESTATED, later.label, later.properties, reason, later.last_turn, at
-                    )
-            else:
-                self._add_revision(
-                    before, UPDATED, before.label, before.properties, reason, later.last_turn, at
-                )
-                self._execute(
-                    "UPDATE nodes SET label = ?, properties = ? WHERE scope_path = ? AND id = ?",
-                    (later.label, _properties_json(later.properties), scope_path, before.id),
-                )
-            self.retract_node(scope, later.id, reason=f"consolidated into {before.id}: {kind} ({reason})")
-            node = self._owned(scope_path, before.id)
-            assert node is not None
-            if kind == UPDATED:
-                self._relabelled_in_index(node, (before.layer, before.label))
-        return node
-
-    def purge_history(self, scope: Any, node_id: str) -> int:
-        """Delete the revisions of the row ``scope`` owns (its current text stays): for a memory whose earlier
-        texts must not be kept (a secret written before it was scrubbed, a fact a user asked to forget).
-        The deleted text is zeroed in the file (``secure_delete``). The number of revisions deleted."""
-        scope_path = _text("scope path", scope.scope_path)
-        with self.transaction():
-            cursor = self._execute(
-                "DELETE FROM revisions WHERE scope_path = ? AND node_id = ?",
-                (scope_path, _text("node id", node_id)),
-            )
-        return int(cursor.rowcount)
 
     def retract_node(self, scope: Any, node_id: str, *, reason: str = "") -> bool:
         """Soft-retract the row ``scope`` owns (an ancestor's row is not ``scope``'s to retract).
