@@ -176,6 +176,25 @@ def test_in_memory_the_wrapped_store_answers_exactly_as_the_bare_one(
         stores.close()
 
 
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_listing_read_again_does_not_see_the_gets_after_it(mode: str) -> None:
+    """A listing whose window holds the wrapper's hidden history namespace is read again from the start;
+    a ``get`` later in the same batch names a namespace (InMemoryStore then lists it) and must not be sent
+    before the listing is answered, as the bare store's batch answers the listing first."""
+    overwrite = [
+        PutOp(("a", "x"), "k0", None),
+        PutOp(("a", "y", "z"), "k0", {"tag": "red", "n": 0, "note": "no text, version 0"}),
+        PutOp(("a", "y", "z"), "k0", {"tag": "red", "n": 0, "note": "no text, version 1"}),
+        [ListNamespacesOp(limit=1, offset=2), GetOp(("a",), "k0")],
+        [ListNamespacesOp(limit=5, offset=0), GetOp(("b", "new"), "k0"), ListNamespacesOp(limit=5)],
+    ]
+    stores = Stores("memory", mode, None)
+    try:
+        _run_exact(stores, overwrite, None)
+    finally:
+        stores.close()
+
+
 def _run_sql(stores: Stores, ops: list[Any]) -> None:
     bare = stores.calls(stores.inner())
     inner = stores.inner()

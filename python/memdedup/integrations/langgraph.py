@@ -327,15 +327,13 @@ class DedupStore(BaseStore):
         reads = [(n, op) for n, op in enumerate(ops) if not isinstance(op, PutOp)]
         puts = [op for op in ops if isinstance(op, PutOp)]
         prepared = [self._prepare(op) for op in puts]  # bad input is refused before anything is read
-        if not puts:
-            answers = yield from gather([self._read(op) for _n, op in reads])
-            for (n, _op), answer in zip(reads, answers, strict=True):
-                results[n] = answer
-            return results, []
-        answers = yield from gather([*(self._read(op) for _n, op in reads), self._load(self._needed(puts))])
-        loaded: dict[tuple[str, ...], dict[str, Item]] = answers.pop()
+        load = self._load(self._needed(puts)) if puts else None
+        answers = yield from self._reads([op for _n, op in reads], load)
+        loaded: dict[tuple[str, ...], dict[str, Item]] = answers.pop() if load is not None else {}
         for (n, _op), answer in zip(reads, answers, strict=True):
             results[n] = answer
+        if not puts:
+            return results, []
         for attempt in range(MAX_PLANS):
             if attempt:
                 loaded = yield from self._load(self._needed(puts))
@@ -364,6 +362,26 @@ class DedupStore(BaseStore):
             raise
         plan.commit()
         return results, decisions
+
+    def _reads(self, ops: list[Op], load: Step[Any] | None) -> Step[list[Any]]:
+        """A caller batch's reads, sharing round trips, then ``load``'s answer when given. A read after a
+        ``list_namespaces`` is sent only once that listing is answered: a listing that must be read again
+        from the start (a hidden namespace was in its window) would otherwise see what the later reads
+        did (``InMemoryStore`` lists a namespace that any ``get`` named, as the bare store's batch does
+        only for the reads before the listing)."""
+        segments: list[list[Op]] = [[]]
+        for op in ops:
+            segments[-1].append(op)
+            if isinstance(op, ListNamespacesOp):
+                segments.append([])
+        answers: list[Any] = []
+        for n, segment in enumerate(segments):
+            steps = [self._read(op) for op in segment]
+            if n == len(segments) - 1 and load is not None:
+                steps.append(load)
+            if steps:
+                answers.extend((yield from gather(steps)))
+        return answers
 
     def _prepare(self, op: PutOp) -> Prepared | None:
         if tuple(op.namespace[:1]) == (RESERVED_ROOT,):
