@@ -1,4 +1,4 @@
-"""The pure-Python mirror (memdedup._scrub_mirror.PyDetector) against the Rust core, answer for answer.
+"""The pure-Python mirror (memdedup._scrub_py.PyDetector) against the Rust core, answer for answer.
 
 The fallback is only a fallback if it scrubs exactly what the core scrubs: the same spans, rules and
 kinds on any text (every Unicode category, lone surrogates, the catalogue's own vectors spliced into

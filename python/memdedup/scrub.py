@@ -15,7 +15,7 @@ keeps the policy: a span becomes ``[REDACTED:KIND]``, a credential-named propert
 value is an obvious placeholder, and every key path reported is built from scrubbed key names.
 
 When the compiled extension is not there (``MEMDEDUP_IMPLEMENTATION=python``), the same catalogue runs
-on a pure-Python mirror of the core (:mod:`memdedup._scrub_mirror`) over Python's ``re``: the same
+on a pure-Python mirror of the core (:mod:`memdedup._scrub_py`) over Python's ``re``: the same
 rules, spans and kinds, only slower. Scrubbing is never skipped.
 
 Key names are judged by their words (``snake_case``, ``kebab-case``, ``camelCase``, dots and spaces
@@ -28,7 +28,6 @@ Scrubbing is idempotent: a placeholder never matches a rule, so ``scrub(scrub(x)
 
 from __future__ import annotations
 
-import os
 import re
 import tomllib
 import warnings
@@ -36,7 +35,8 @@ from collections.abc import Mapping
 from importlib import resources
 from typing import Any, NamedTuple, Protocol
 
-from memdedup._scrub_mirror import PLACEHOLDER_PREFIX, PyDetector, digits_are_secret, to_code_points
+from memdedup import _backend
+from memdedup._scrub_py import PLACEHOLDER_PREFIX, PyDetector, digits_are_secret, to_code_points
 from memdedup.errors import BackendUnavailableError, InputTypeError, InvalidInputError
 
 __all__ = [
@@ -200,8 +200,6 @@ _ENGINES: dict[str, _Engine] = {}
 def _engine(implementation: str | None = None) -> _Engine:
     """The engine for ``implementation`` ("rust", "python"), or the package's backend when None."""
     if implementation is None:
-        from memdedup import _backend
-
         implementation = _backend.IMPLEMENTATION
     if implementation not in ("rust", "python"):
         # The message does not echo the argument: whatever a caller passes may be a secret.
@@ -214,9 +212,9 @@ def _engine(implementation: str | None = None) -> _Engine:
             from memdedup import _core
         except ImportError as exc:
             raise BackendUnavailableError(f"the compiled extension did not load: {exc}") from exc
-        if hasattr(_core, "scan_secrets"):
+        if _backend.has_feature("scan_secrets"):
             engine = _RustEngine(_core)
-        elif os.environ.get("MEMDEDUP_IMPLEMENTATION", "").strip().lower() == "rust":
+        elif _backend.REQUESTED == "rust":
             raise BackendUnavailableError("memdedup._core has no scan_secrets: rebuild the extension")
         else:
             warnings.warn(

@@ -1,0 +1,333 @@
+"""The mirror of ``rust/scrub/scan.rs``: the keyword prefilter, each selected rule's regex, the
+extenders and checks, then one merge (``PyDetector``)."""
+
+from __future__ import annotations
+
+import bisect
+import math
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from memdedup._scrub_py import extend
+from memdedup._scrub_py._bytes import (
+    CONTINUATION,
+    PLACEHOLDER_BYTES,
+    byte_before,
+    is_digit,
+    is_lower,
+    is_upper,
+)
+from memdedup._scrub_py.catalogue import Rule, compile_rule
+from memdedup._scrub_py.extend import Cover, Memo, Value
+from memdedup._scrub_py.keys import KeyPolicy, ValuePolicy
+
+MAX_RUN_BEFORE = 32
+
+
+def _has_public_prefix(secret: bytes, prefixes: tuple[bytes, ...]) -> bool:
+    """scan.rs has_public_prefix."""
+    return any(
+        len(secret) > len(p) and secret[: len(p)].lower() == p and secret[len(p)] in b"_-." for p in prefixes
+    )
+
+
+RANDOM_PREFIX = (2, 16)
+RANDOM_MIN_MIXED = 20
+RANDOM_MIN_ONE_CASE = 32
+
+
+def _class(b: int) -> int:
+    return 0 if is_upper(b) else 1 if is_lower(b) else 2 if is_digit(b) else 3
+
+
+def random_body(secret: bytes) -> bool:
+    """scan.rs random_body: the part after the first ``_`` or ``-`` looks random, not like words."""
+    seps = [i for i in (secret.find(b"_"), secret.find(b"-")) if i >= 0]
+    if not seps or not RANDOM_PREFIX[0] <= min(seps) <= RANDOM_PREFIX[1]:
+        return False
+    body = secret[min(seps) + 1 :]
+    counts = [0, 0, 0, 0]
+    pairs = changes = 0
+    prev = 3
+    run_start, longest = 0, (0, 0)
+    for i, b in enumerate(body):
+        c = _class(b)
+        counts[c] += 1
+        if c != 3 and prev != 3:
+            pairs += 1
+            changes += c != prev
+        if c == 3:
+            run_start = i + 1
+        elif i + 1 - run_start > longest[1] - longest[0]:
+            longest = (run_start, i + 1)
+        prev = c
+    upper, lower, digits, _other = counts
+    if digits == 0 or upper + lower == 0:
+        return False
+    if upper and lower:
+        return len(body) >= RANDOM_MIN_MIXED and 10 * changes >= 3 * pairs
+    run = body[longest[0] : longest[1]]
+    return (
+        len(run) >= RANDOM_MIN_ONE_CASE
+        and any(is_digit(b) for b in run)
+        and any(is_upper(b) or is_lower(b) for b in run)
+        and entropy(run) > 4.0
+    )
+
+
+def entropy(data: bytes) -> float:
+    """scan.rs entropy: the same operations in the same order, so the same float."""
+    counts = [0] * 256
+    for b in data:
+        counts[b] += 1
+    return entropy_of(counts, len(data))
+
+
+def entropy_of(counts: list[int], length: int) -> float:
+    """scan.rs entropy_of."""
+    if not length:
+        return 0.0
+    n = float(length)
+    total = 0.0
+    for c in counts:
+        if c > 0:
+            p = c / n
+            total += -p * math.log2(p)
+    return total
+
+
+_LINE_CONTEXT = 512
+_PLACEHOLDER_RE = re.compile(re.escape(PLACEHOLDER_BYTES))
+
+
+def _inside_placeholder(d: bytes, at: int, placeholders: list[int]) -> bool:
+    """scan.rs inside_placeholder."""
+    i = bisect.bisect_left(placeholders, max(0, at - len(PLACEHOLDER_BYTES) - 48))
+    while i < len(placeholders) and placeholders[i] < at:
+        if b"]" not in d[placeholders[i] + 1 : at]:
+            return True
+        i += 1
+    return False
+
+
+def _tail(rule: Rule, d: bytes, start: int, end: int, group: int, placeholders: list[int]) -> int:
+    """scan.rs tail."""
+    if not rule.tail:
+        return end
+    tail = rule.tail[min(group, len(rule.tail) - 1)]
+    begin = end
+    while end < len(d) and d[end] in tail:
+        end += 1
+    i = bisect.bisect_left(placeholders, max(begin, start))
+    return placeholders[i] if i < len(placeholders) and placeholders[i] < end else end
+
+
+def _one_word(d: bytes, value: Value, start: int, end: int) -> Cover | None:
+    """scan.rs one_word."""
+    if value.quoted:
+        words = b" " not in d[start:end] and b"\t" not in d[start:end] and d[end : end + 2] != b"\\'"
+    else:
+        words = end <= value.first_end
+    return Cover(start, end, value.quoted, value.clause, value.query) if words else None
+
+
+def _on_line_after(d: bytes, at: int, words: tuple[bytes, ...]) -> bool:
+    """scan.rs on_line_after."""
+    start = max(0, at - _LINE_CONTEXT)
+    line_start = max(d.rfind(b"\n", start, at), d.rfind(b"\r", start, at)) + 1
+    window = d[max(start, line_start) : at].lower()
+    return any(w in window for w in words)
+
+
+def _merge(found: list[tuple[int, int, int, str]]) -> list[tuple[int, int, int, str]]:
+    """scan.rs merge: overlaps become their union, named by the member of the first rule."""
+    found.sort(key=lambda f: (f[0], -f[1], f[2]))
+    out: list[list[Any]] = []
+    for start, end, rule, kind in found:
+        if out and start < out[-1][1]:
+            last = out[-1]
+            last[1] = max(last[1], end)
+            if rule < last[2]:
+                last[2], last[3] = rule, kind
+        else:
+            out.append([start, end, rule, kind])
+    return [(s, e, r, k) for s, e, r, k in out]
+
+
+def to_code_points(data: bytes, found: list[tuple[int, int, int, str]]) -> list[tuple[int, int, int, str]]:
+    """scan.rs Detector::to_code_points."""
+    if data.isascii():
+        return found
+    out = []
+    byte = cp = 0
+    for start, end, rule, kind in found:
+        cp += len(data[byte:start].translate(None, CONTINUATION))
+        start_cp = cp - 1 if start < len(data) and 0x80 <= data[start] < 0xC0 else cp
+        cp += len(data[start:end].translate(None, CONTINUATION))
+        byte = end
+        out.append((start_cp, cp, rule, kind))
+    return out
+
+
+class PyDetector:
+    """The pure-Python mirror of rust/scrub's Detector (scan.rs)."""
+
+    def __init__(self, catalogue: Mapping[str, Any]) -> None:
+        self.rules = [compile_rule(rule) for rule in catalogue["rules"]]
+        self.keys = KeyPolicy(catalogue["keys"])
+        self.values = ValuePolicy(catalogue["values"])
+
+    def scan(self, data: bytes, pii: bool) -> list[tuple[int, int, int, str]]:
+        lowered = data.lower()
+        placeholders = [m.start() for m in _PLACEHOLDER_RE.finditer(data)]
+        found: list[tuple[int, int, int, str]] = []
+        for index, rule in enumerate(self.rules):
+            if rule.pii and not pii:
+                continue
+            if rule.keywords and not any(k in lowered for k in rule.keywords):
+                continue
+            self._scan_rule(index, rule, data, placeholders, found)
+        return _merge(found)
+
+    def _scan_rule(
+        self,
+        index: int,
+        rule: Rule,
+        d: bytes,
+        placeholders: list[int],
+        out: list[tuple[int, int, int, str]],
+    ) -> None:
+        """scan.rs scan_rule."""
+        memo = Memo()
+        cover: Cover | None = None
+        at = 0
+        while at <= len(d):
+            m = rule.regex.search(d, at)
+            if m is None:
+                break
+            ms, me = m.span()
+            secret, group = next(
+                (((m.start(g), m.end(g)), k) for k, g in enumerate(rule.secret_groups) if m.start(g) >= 0),
+                ((ms, me), 0),
+            )
+            ctx = (placeholders, memo, cover)
+            verdict = self._judge(rule, d, ms, me, secret, group, ctx)
+            if verdict is not None:
+                start, end, kind, value = verdict
+                out.append((start, end, index, kind or rule.kind or "SECRET"))
+                new_cover = None if value is None else _one_word(d, value, start, end)
+                if new_cover is not None:
+                    cover = new_cover
+                    at = start
+                else:
+                    at = max(end, me)
+            else:
+                at = secret[0] if secret[0] > ms else me
+            at = max(at, ms + 1)
+
+    def _judge(
+        self,
+        rule: Rule,
+        d: bytes,
+        ms: int,
+        me: int,
+        secret: tuple[int, int],
+        group: int,
+        ctx: tuple[list[int], Memo, Cover | None],
+    ) -> tuple[int, int, str | None, Value | None] | None:
+        """scan.rs judge."""
+        placeholders, memo, cover = ctx
+        if _inside_placeholder(d, ms, placeholders):
+            return None
+        if rule.line_context and not _on_line_after(d, ms, rule.line_context):
+            return None
+        start, end = secret
+        kind = None
+        value = None
+        policy = (self.keys, self.values)
+        if rule.extend in ("assignment", "flag"):
+            found = extend.assignment(
+                d, extend.key_span(d, ms), me, rule.extend == "flag", policy, memo, cover
+            )
+            if found is None:
+                return None
+            value, kind = found
+            start, end = value.start, value.end
+        elif rule.extend == "prose":
+            found = extend.prose(d, ms, me, policy, memo, cover)
+            if found is None:
+                return None
+            value, kind = found
+            start, end = value.start, value.end
+        elif rule.extend == "pem_block":
+            body_at = me if d.startswith(b"-----BEGIN", ms) else start
+            if (start > 0 and byte_before(d, start) in rule.before) or _inside_placeholder(
+                d, start, placeholders
+            ):
+                return None
+            end = extend.key_block(d, body_at, False, memo)
+        elif rule.extend == "putty_block":
+            end = extend.key_block(d, start, True, memo)
+        if rule.near is None:
+            span = self._check(rule, d, start, end, placeholders, memo)
+            return (
+                None if span is None else (span[0], _tail(rule, d, *span, group, placeholders), kind, value)
+            )
+        near, within, width = rule.near
+        limit = min(len(d), me + within + width)
+        pos = me
+        while (m := near.search(d, pos, limit)) is not None:
+            gap = d[me : m.start()]
+            if m.start() > me + within or b"\n" in gap or b"\r" in gap or PLACEHOLDER_BYTES in gap:
+                break
+            span = self._check(rule, d, m.start(), m.end(), placeholders, memo)
+            if span is not None:
+                return (span[0], _tail(rule, d, *span, 0, placeholders), kind, value)
+            pos = max(m.end(), m.start() + 1)
+        return None
+
+    def _check(
+        self, rule: Rule, d: bytes, start: int, end: int, placeholders: list[int], memo: Memo
+    ) -> tuple[int, int] | None:
+        """scan.rs check."""
+        if rule.run is not None:
+            end = extend.extend_run(d, end, rule.run, memo)
+        if rule.run_before is not None:
+            floor = max(0, start - MAX_RUN_BEFORE)
+            while start > floor and d[start - 1] in rule.run_before:
+                start -= 1
+        i = bisect.bisect_left(placeholders, start)
+        if i < len(placeholders) and placeholders[i] + len(PLACEHOLDER_BYTES) <= end:
+            end = placeholders[i]
+        if _inside_placeholder(d, start, placeholders):
+            return None
+        if end <= start:
+            return None
+        if (start > 0 and byte_before(d, start) in rule.before) or (end < len(d) and d[end] in rule.boundary):
+            return None
+        counts = memo.counts(d, start, end) if rule.digits or rule.mixed or rule.entropy is not None else None
+
+        def has(lo: int, hi: int) -> bool:
+            return counts is not None and any(counts[lo : hi + 1])
+
+        if rule.digits and not has(0x30, 0x39):
+            return None
+        if rule.check == "random_body" and not random_body(d[start:end]):
+            return None
+        if rule.entropy is not None and counts is not None and entropy_of(counts, end - start) < rule.entropy:
+            return None
+        if rule.placeholder and self.values.is_placeholder_at(d, start, end):
+            return None
+        if rule.generated and not self.values.looks_generated_at(d, start, end):
+            return None
+        if rule.mixed and not (has(0x41, 0x5A) and has(0x61, 0x7A) and has(0x30, 0x39)):
+            return None
+        if _has_public_prefix(d[start : min(end, start + 64)], rule.public_prefixes):
+            return None
+        if rule.check == "url_password":
+            value = d[start:end]
+            digits = len(value) - len(value.lstrip(b"0123456789"))
+            if 1 <= digits <= 5 and value[digits : digits + 1] == b"/":
+                return None
+        return start, end
