@@ -60,6 +60,8 @@ from typing import TYPE_CHECKING, Any
 from memdedup.errors import InvalidInputError, MemdedupError
 from memdedup.scope import SCOPE_PATH_KEY
 from memdedup.scrub import redact
+from memdedup.secret_memory import OWN_OBJECTS as _SECRET_OBJECTS
+from memdedup.secret_memory import Rewrite, SecretMemory
 from memdedup.store_index import StoreLabelIndex
 
 if TYPE_CHECKING:
@@ -83,7 +85,11 @@ SCHEMA_VERSION = 1
 APPLICATION_ID = int.from_bytes(b"mddp", "big")
 """SQLite's ``application_id`` header field of a memdedup database (``PRAGMA application_id``)."""
 _MAX_CODE_POINT = 0x10FFFF
-_OWN_OBJECTS = frozenset({"meta", "nodes", "ledger", "nodes_scope_layer_label", "nodes_scope_label"})
+_OWN_OBJECTS = (
+    frozenset({"meta", "nodes", "ledger", "nodes_scope_layer_label", "nodes_scope_label"}) | _SECRET_OBJECTS
+)
+# --- secret memory (issue 36): the text columns a newly learned secret is redacted from, store-wide.
+_SECRET_REWRITE = (Rewrite("nodes", ("label", "properties")), Rewrite("ledger", ("text",)))
 _CHECKS = ("auto", "quick", "full", "off")
 _FULL_CHECK_MAX_BYTES = 8 * 1024 * 1024
 """``check="auto"`` runs the full ``integrity_check`` on files up to this size (~0.4 s at 8 MiB, measured on
@@ -338,6 +344,7 @@ class SQLiteGraphStore:
         if not isinstance(label_index, bool):
             raise InvalidInputError(f"label_index must be True or False, not a {type(label_index).__name__}")
         self._index: StoreLabelIndex | None = None
+        self._secrets: SecretMemory | None = None  # secret memory (issue 36): made by _configure
         self._data_version = 0
         self.path = os.fspath(path)
         self.timeout = timeout
@@ -479,6 +486,8 @@ class SQLiteGraphStore:
             for statement in _SCHEMA.split(";"):
                 if statement.strip():
                     self._conn.execute(statement)
+            self._secrets = SecretMemory(self._conn)  # secret memory (issue 36)
+            self._secrets.ensure_schema()
             if int(self._conn.execute("PRAGMA application_id").fetchone()[0]) != APPLICATION_ID:
                 self._conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
             row = self._conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
@@ -541,6 +550,8 @@ class SQLiteGraphStore:
             raise
         if self._index is not None:
             self._index.committed()
+        if self._secrets is not None:
+            self._secrets.committed()  # secret memory (issue 36): checkpoint after a rewrite
 
     def _rollback(self) -> None:
         # SQLite rolls some failures back itself (SQLITE_FULL can), and then there is nothing to undo.
@@ -552,6 +563,8 @@ class SQLiteGraphStore:
         if self._index is not None:
             # Whatever the transaction put in the index is rebuilt from the rolled-back database.
             self._index.rolled_back()
+        if self._secrets is not None:
+            self._secrets.rolled_back()  # secret memory (issue 36)
 
     # -- the label index -------------------------------------------------------------------------------
 
@@ -780,8 +793,8 @@ class SQLiteGraphStore:
             _text("scope path", scope.scope_path),
             _text("tenant id", getattr(scope, "tenant_id", "")),
             _text("layer", layer),
-            _text("label", label),
-            encoded,
+            self.redact_secrets(_text("label", label)),  # secret memory (issue 36)
+            self.redact_secrets(encoded),
             float(importance),
             float(salience),
             _text("origin", origin),
@@ -929,13 +942,35 @@ class SQLiteGraphStore:
                 entry.outcome,
                 entry.turn,
                 entry.layer,
-                _text("text", entry.text),
+                self.redact_secrets(_text("text", entry.text)),  # secret memory (issue 36)
                 entry.match_kind,
                 entry.match_score,
                 entry.source,
                 entry.ingested_at or _now(),
             ),
         )
+
+    # -- secret memory (issue 36): once a secret, always a secret, store-wide --------------------------
+
+    def learn_secrets(self, secrets: Iterable[tuple[str, str]]) -> int:
+        """Remember each ``(value, kind)`` a turn's scrubbing found (those with enough entropy,
+        :mod:`memdedup.secret_memory`), and redact the earlier rows, ledger texts and transcript rows
+        that hold a newly remembered one, in the caller's transaction (or one of its own). Returns how
+        many values were new."""
+        assert self._secrets is not None
+        with self.transaction():
+            with _database_errors(self.path, "remembering secrets"):
+                learned = self._secrets.learn(secrets, _SECRET_REWRITE)
+            if learned and self._index is not None:
+                self._index.invalidate()  # labels changed in place
+        return learned
+
+    def redact_secrets(self, text: str) -> str:
+        """``text`` with every value this store remembers as a secret redacted (what every write does)."""
+        if self._secrets is None:
+            return text
+        with _database_errors(self.path, "reading remembered secrets"):
+            return self._secrets.redact(text)
 
     def ledger(self) -> list[LedgerEntry]:
         """Every applied record, in ``(scope_path, record_id)`` order."""

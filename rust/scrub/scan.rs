@@ -14,7 +14,9 @@ use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 
 use super::catalogue::{Catalogue, Check, Extend, Rule};
 use super::extend::{self, Cover, Memo, Value};
-use super::keys::{KeyClass, KeyPolicy, ValuePolicy};
+use super::shapes;
+use super::keys::{KeyClass, KeyPolicy};
+use super::values::ValuePolicy;
 
 /// How every placeholder starts (`[REDACTED:KIND]`).
 pub const PLACEHOLDER: &[u8] = b"[REDACTED:";
@@ -50,6 +52,8 @@ pub(super) struct Ctx<'a> {
     placeholders: &'a [usize],
     memo: &'a mut Memo,
     cover: Option<&'a Cover>,
+    /// The span of the match's `key` group (a name/value pair's name).
+    key: (usize, usize),
 }
 
 /// The cover of an accepted key rule's value `start..end` (the finding, after its checks), if it is one
@@ -88,6 +92,184 @@ fn tail(rule: &Rule, hay: &[u8], start: usize, mut end: usize, group: usize, ctx
         Some(&at) if at < end => at,
         _ => end,
     }
+}
+
+/// A secret found in another text of the same record: its bytes, the rule that found it and its kind.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Known {
+    pub value: Vec<u8>,
+    pub rule: usize,
+    pub kind: usize,
+}
+
+/// The shortest value whose copies are redacted, in bytes; below [`COPY_WORD`] bytes only copies that
+/// stand as words (no letter, digit or `_` on either side) are: a PIN `4821` is redacted in `call
+/// 4821`, not in `48210`.
+pub const COPY_MIN: usize = 4;
+/// The length from which a copy is redacted whatever touches it (a token glued to other text).
+pub const COPY_WORD: usize = 8;
+/// The longest value whose copies are searched, in bytes. A longer secret is a key block, a JWT or a
+/// token whose own rule finds every copy; searching for it would cost the automaton its length
+/// squared on a periodic value (`'ab' * 4000`: 0.2 s).
+pub const COPY_MAX: usize = 256;
+
+fn word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// `found` (merged) and every copy of each value it holds, and of each `known` value, merged again.
+/// One Aho-Corasick pass, leftmost-longest: linear in the text and the values.
+pub fn copies(hay: &[u8], found: Vec<Finding>, known: &[Known], placeholders: &[usize]) -> Vec<Finding> {
+    let mut values: Vec<(&[u8], usize, usize)> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let own = found.iter().map(|f| (&hay[f.start..f.end], f.rule, f.kind));
+    let other = known.iter().map(|k| (k.value.as_slice(), k.rule, k.kind));
+    for (value, rule, kind) in own.chain(other) {
+        if (COPY_MIN..=COPY_MAX).contains(&value.len()) && seen.insert(value) {
+            values.push((value, rule, kind));
+        }
+    }
+    if values.is_empty() {
+        return found;
+    }
+    let Ok(automaton) = AhoCorasickBuilder::new()
+        .match_kind(MatchKind::LeftmostLongest)
+        .kind(Some(AhoCorasickKind::ContiguousNFA))
+        .build(values.iter().map(|v| v.0))
+    else {
+        return found;
+    };
+    let mut all = found.clone();
+    for m in automaton.find_iter(hay) {
+        let (start, end) = (m.start(), m.end());
+        let (value, rule, kind) = values[m.pattern().as_usize()];
+        if value.len() < COPY_WORD
+            && ((start > 0 && word_byte(hay[start - 1])) || (end < hay.len() && word_byte(hay[end])))
+        {
+            continue;
+        }
+        if inside_placeholder(hay, start, placeholders) {
+            continue;
+        }
+        all.push(Finding {
+            start,
+            end,
+            rule,
+            kind,
+        });
+    }
+    if all.len() == found.len() {
+        return found;
+    }
+    merge(all)
+}
+
+/// Public material: a PEM block whose label names no private key (`CERTIFICATE`, `PUBLIC KEY`,
+/// `PGP PUBLIC KEY BLOCK`), and an OpenSSH public key's type and body (`ssh-ed25519 AAAA...`,
+/// `ecdsa-sha2-nistp256 AAAA...`). Sorted spans; nothing inside one is a secret.
+pub fn public_ranges(hay: &[u8]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut next_end: Option<usize> = None;
+    for at in memchr::memmem::find_iter(hay, b"-----BEGIN ") {
+        let head = &hay[at + 11..hay.len().min(at + 75)];
+        let Some(close) = memchr::memmem::find(head, b"-----") else {
+            continue;
+        };
+        if memchr::memmem::find(&head[..close], b"PRIVATE").is_some() {
+            continue;
+        }
+        // The END marker after `at` (one search serves every BEGIN before it; usize::MAX: none).
+        if next_end.is_none_or(|e| e < at) {
+            next_end = Some(memchr::memmem::find(&hay[at..], b"-----END ").map_or(usize::MAX, |i| at + i));
+        }
+        let end = match next_end.filter(|&e| e != usize::MAX) {
+            Some(e) => {
+                let tail = &hay[e + 9..hay.len().min(e + 75)];
+                e + 9 + memchr::memmem::find(tail, b"-----").map_or(0, |i| i + 5)
+            }
+            None => at + 11 + close + 5,
+        };
+        out.push((at, end));
+    }
+    for prefix in [&b"ssh-"[..], b"ecdsa-sha2-", b"sk-ssh-", b"sk-ecdsa-"] {
+        for at in memchr::memmem::find_iter(hay, prefix) {
+            if at > 0 && word_byte(hay[at - 1]) {
+                continue;
+            }
+            let kind = hay[at..]
+                .iter()
+                .take(48)
+                .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'@' | b'.'))
+                .count();
+            let body = at + kind + 1;
+            if hay.get(at + kind) != Some(&b' ') || !hay[body..].starts_with(b"AAAA") {
+                continue;
+            }
+            let run = hay[body..]
+                .iter()
+                .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
+                .count();
+            out.push((at, body + run));
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// Whether `start..end` lies inside one of `ranges` (sorted by start).
+fn within(ranges: &[(usize, usize)], start: usize, end: usize) -> bool {
+    let i = ranges.partition_point(|r| r.0 <= start);
+    ranges[..i].iter().rev().take(4).any(|r| end <= r.1)
+}
+
+/// How far from a `data:` block a manifest's `kind: Secret` may be, in bytes.
+pub const SECRET_CONTEXT: usize = 4096;
+
+/// Where the lines saying `kind: Secret` (or `"kind": "Secret"`) start, in order.
+fn secret_kind_lines(hay: &[u8]) -> Vec<usize> {
+    memchr::memmem::find_iter(hay, b"Secret")
+        .filter(|&at| {
+            // `kind:` is short: look back 32 bytes at most (a long line of "Secret" stays linear).
+            let from = at.saturating_sub(32);
+            let line = hay[from..at]
+                .iter()
+                .rposition(|b| *b == b'\n')
+                .map_or(from, |i| from + i + 1);
+            let before: Vec<u8> = hay[line..at]
+                .iter()
+                .filter(|b| !matches!(b, b' ' | b'\t' | b'"' | b'\'' | b'{' | b','))
+                .copied()
+                .collect();
+            let after = hay.get(at + 6).copied();
+            before == b"kind:" && after.is_none_or(|b| !b.is_ascii_alphanumeric())
+        })
+        .collect()
+}
+
+/// Whether the stretch from a provider's name to a value assigns the value (`=` or `:` right before
+/// it, past quotes and blanks) or names a credential, and labels nothing public (a commit, a hash,
+/// an id of a request).
+fn provider_cue(gap: &[u8]) -> bool {
+    let lower = gap.to_ascii_lowercase();
+    const PUBLIC: [&[u8]; 18] = [
+        b"sha", b"commit", b"hash", b"digest", b"checksum", b"uuid", b"guid", b"fingerprint",
+        b"etag", b"request", b"trace", b"span", b"build", b"version", b"release", b"order",
+        b"invoice", b"transaction",
+    ];
+    if PUBLIC.iter().any(|w| memchr::memmem::find(&lower, w).is_some()) {
+        return false;
+    }
+    let tail = lower
+        .iter()
+        .rev()
+        .find(|b| !matches!(b, b' ' | b'\t' | b'"' | b'\'' | b'`' | b'(' | b'[' | b'\n' | b'\r'));
+    if matches!(tail, Some(b'=' | b':')) {
+        return true;
+    }
+    const NAMES: [&[u8]; 9] = [
+        b"key", b"token", b"secret", b"passw", b"credential", b"auth", b"bearer", b"apikey", b"pwd",
+    ];
+    NAMES.iter().any(|w| memchr::memmem::find(&lower, w).is_some())
 }
 
 /// Shannon entropy of a byte string, in bits per byte.
@@ -225,6 +407,20 @@ impl Detector {
         pii: bool,
         interrupt: &mut dyn FnMut() -> Result<(), E>,
     ) -> Result<Vec<Finding>, E> {
+        self.scan_with(hay, pii, &[], interrupt)
+    }
+
+    /// [`Detector::scan`], and every copy of a secret: each value found (and each of `known`, the
+    /// values found in the other texts of the same record) is redacted wherever it occurs in `hay`,
+    /// whatever surrounds it ([`copies`]). Findings inside public material (a public key, a
+    /// certificate: [`public_ranges`]) are dropped.
+    pub fn scan_with<E>(
+        &self,
+        hay: &[u8],
+        pii: bool,
+        known: &[Known],
+        interrupt: &mut dyn FnMut() -> Result<(), E>,
+    ) -> Result<Vec<Finding>, E> {
         let on = self.selected(hay, pii);
         // Where placeholders this scrubber wrote stand (no secret runs over one): found once.
         let placeholders: Vec<usize> = memchr::memmem::find_iter(hay, PLACEHOLDER).collect();
@@ -235,7 +431,21 @@ impl Detector {
                 self.scan_rule(index, rule, hay, &placeholders, &mut found);
             }
         }
-        Ok(merge(found))
+        let public = public_ranges(hay);
+        if !public.is_empty() {
+            found.retain(|f| !within(&public, f.start, f.end));
+        }
+        Ok(copies(hay, merge(found), known, &placeholders))
+    }
+
+    /// The rule index of `id`, if the catalogue has it.
+    pub fn rule_index(&self, id: &str) -> Option<usize> {
+        self.rules.iter().position(|r| r.id == id)
+    }
+
+    /// The kind index of `name`, if a rule or a key class names it.
+    pub fn kind_index(&self, name: &str) -> Option<usize> {
+        self.kinds.iter().position(|k| k == name)
     }
 
     /// [`Detector::scan`] without an interrupt.
@@ -252,18 +462,22 @@ impl Detector {
         placeholders: &[usize],
         out: &mut Vec<Finding>,
     ) {
-        // Capture groups cost the regex engine its fastest paths: only rules with a secret group ask.
-        let mut locs = (!rule.secret_groups.is_empty()).then(|| rule.regex.capture_locations());
+        if rule.extend == Extend::SecretData {
+            return self.scan_secret_data(index, rule, hay, out);
+        }
+        // Capture groups cost the regex engine its fastest paths: only rules with a named group ask.
+        let mut locs = (!rule.secret_groups.is_empty() || rule.key_group.is_some())
+            .then(|| rule.regex.capture_locations());
         let mut memo = Memo::default();
         let mut cover: Option<Cover> = None;
         let mut at = 0;
         while at <= hay.len() {
-            let (ms, me, secret, group) = match locs.as_mut() {
+            let (ms, me, secret, group, key) = match locs.as_mut() {
                 None => {
                     let Some(m) = rule.regex.find_at(hay, at) else {
                         break;
                     };
-                    (m.start(), m.end(), (m.start(), m.end()), 0)
+                    (m.start(), m.end(), (m.start(), m.end()), 0, (0, 0))
                 }
                 Some(locs) => {
                     let Some(m) = rule.regex.captures_read_at(locs, hay, at) else {
@@ -275,13 +489,15 @@ impl Detector {
                         .enumerate()
                         .find_map(|(k, &g)| locs.get(g).map(|span| (span, k)));
                     let (span, group) = secret.unwrap_or(((m.start(), m.end()), 0));
-                    (m.start(), m.end(), span, group)
+                    let key = rule.key_group.and_then(|g| locs.get(g)).unwrap_or((0, 0));
+                    (m.start(), m.end(), span, group, key)
                 }
             };
             let mut ctx = Ctx {
                 placeholders,
                 memo: &mut memo,
                 cover: cover.as_ref(),
+                key,
             };
             match self.judge(rule, hay, (ms, me), secret, group, &mut ctx) {
                 Some((start, end, kind, value)) => {
@@ -311,6 +527,38 @@ impl Detector {
         }
     }
 
+    /// A Kubernetes Secret's `data:` / `stringData:` blocks: every value, when the manifest says
+    /// `kind: Secret` within [`SECRET_CONTEXT`] bytes of the block (a ConfigMap's data is no secret).
+    /// Each block is read once; the search resumes past it.
+    fn scan_secret_data(&self, index: usize, rule: &Rule, hay: &[u8], out: &mut Vec<Finding>) {
+        let kinds: Vec<usize> = secret_kind_lines(hay);
+        if kinds.is_empty() {
+            return;
+        }
+        let kind = self.rule_kind[index].unwrap_or(self.class_kind[4]);
+        let mut at = 0;
+        while let Some(m) = rule.regex.find_at(hay, at) {
+            // The header line starts after the match's leading newline.
+            let line = m.start() + 1;
+            let header = hay[line..]
+                .iter()
+                .take_while(|b| matches!(b, b' ' | b'\t'))
+                .count();
+            let (found, end) = shapes::secret_data(hay, header, m.end());
+            let from = line.saturating_sub(SECRET_CONTEXT);
+            let first = kinds.partition_point(|&k| k < from);
+            if kinds.get(first).is_some_and(|&k| k <= end + SECRET_CONTEXT) {
+                out.extend(found.into_iter().map(|(start, end)| Finding {
+                    start,
+                    end,
+                    rule: index,
+                    kind,
+                }));
+            }
+            at = end.max(m.end() - 1).max(m.start() + 1);
+        }
+    }
+
     /// The secret's span, (for key rules) its kind and the value read, or None when a check refuses
     /// the match. `group`: which of the rule's secret groups matched.
     fn judge(
@@ -330,8 +578,12 @@ impl Detector {
         if !rule.line_context.is_empty() && !on_line_after(hay, ms, &rule.line_context) {
             return None;
         }
+        if !rule.public_labels.is_empty() && labelled_public(hay, ms, &rule.public_labels) {
+            return None;
+        }
         let class = |class: KeyClass| Some(self.class_kind[class_index(class)]);
         let policy = (&self.keys, &self.values);
+        let key_span = ctx.key;
         let (start, end, kind, value) = match rule.extend {
             Extend::None => (start, end, None, None),
             Extend::Assignment | Extend::Flag => {
@@ -363,6 +615,16 @@ impl Detector {
                 let end = extend::key_block(hay, start, true, ctx.memo);
                 (start, end, None, None)
             }
+            Extend::Element => {
+                let (v, c) = shapes::element(hay, (ms, me), policy)?;
+                (v.start, v.end, class(c), Some(v))
+            }
+            Extend::Attribute => {
+                let (v, c) = shapes::attribute(hay, ms, key_span, me, policy, ctx.memo)?;
+                (v.start, v.end, class(c), Some(v))
+            }
+            // Read in scan_rule: a block gives many values.
+            Extend::SecretData => return None,
         };
         let Some(near) = &rule.near else {
             let (s, e) = self.check(rule, hay, start, end, ctx)?;
@@ -375,13 +637,18 @@ impl Detector {
         let limit = hay.len().min(me + near.within + near.max_width);
         let mut pos = me;
         while let Some(m) = near.regex.find_at(&hay[..limit], pos) {
-            // Not past the distance, a line break, or a placeholder (what it stood for was the value).
+            // Not past the distance, a line break (unless the rule crosses lines), or a placeholder
+            // (what it stood for was the value).
             let gap = &hay[me..m.start()];
             if m.start() > me + near.within
-                || gap.iter().any(|b| matches!(b, b'\n' | b'\r'))
+                || (!near.lines && gap.iter().any(|b| matches!(b, b'\n' | b'\r')))
                 || memchr::memmem::find(gap, PLACEHOLDER).is_some()
             {
                 break;
+            }
+            if rule.check == Check::ProviderValue && !provider_cue(gap) {
+                pos = m.end().max(m.start() + 1);
+                continue;
             }
             if let Some((s, e)) = self.check(rule, hay, m.start(), m.end(), ctx) {
                 return Some((s, tail(rule, hay, s, e, 0, ctx), kind, value));
@@ -471,6 +738,11 @@ impl Detector {
                 }
             }
             Check::RandomBody => {} // checked above
+            Check::ProviderValue | Check::RandomValue => {
+                if !self.values.looks_random(secret) {
+                    return None;
+                }
+            }
         }
         Some((start, end))
     }
@@ -627,6 +899,20 @@ fn on_line_after(hay: &[u8], at: usize, words: &[String]) -> bool {
         .map_or(from, |i| from + i + 1);
     let window = hay[line_start..at].to_ascii_lowercase();
     words
+        .iter()
+        .any(|w| memchr::memmem::find(&window, w.as_bytes()).is_some())
+}
+
+/// Whether one of `labels` (lower-case) occurs within
+/// [`LABEL_BEFORE`](super::catalogue::LABEL_BEFORE) bytes before `at`, on its line.
+fn labelled_public(hay: &[u8], at: usize, labels: &[String]) -> bool {
+    let from = at.saturating_sub(super::catalogue::LABEL_BEFORE);
+    let line_start = hay[from..at]
+        .iter()
+        .rposition(|b| matches!(b, b'\n' | b'\r'))
+        .map_or(from, |i| from + i + 1);
+    let window = hay[line_start..at].to_ascii_lowercase();
+    labels
         .iter()
         .any(|w| memchr::memmem::find(&window, w.as_bytes()).is_some())
 }

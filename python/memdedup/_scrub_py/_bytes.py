@@ -6,6 +6,8 @@ of ``scan.rs byte_before``, which both ``extend`` and ``scan`` need.
 
 from __future__ import annotations
 
+import math
+
 # How every placeholder starts (scan.rs PLACEHOLDER).
 PLACEHOLDER_PREFIX = "[REDACTED:"
 
@@ -72,3 +74,24 @@ def byte_before(d: bytes, at: int) -> int:
     if at >= 2 and d[at - 2] == 0x5C and last in LETTER_ESCAPES:
         return 0x0A
     return last
+
+
+def entropy(data: bytes) -> float:
+    """scan.rs entropy: the same operations in the same order, so the same float."""
+    counts = [0] * 256
+    for b in data:
+        counts[b] += 1
+    return entropy_of(counts, len(data))
+
+
+def entropy_of(counts: list[int], length: int) -> float:
+    """scan.rs entropy_of."""
+    if not length:
+        return 0.0
+    n = float(length)
+    total = 0.0
+    for c in counts:
+        if c > 0:
+            p = c / n
+            total += -p * math.log2(p)
+    return total

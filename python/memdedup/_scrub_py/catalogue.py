@@ -62,11 +62,13 @@ class Rule(NamedTuple):
     run_before: frozenset[int] | None
     tail: tuple[frozenset[int], ...]
     extend: str | None
-    near: tuple[re.Pattern[bytes], int, int] | None
+    near: tuple[re.Pattern[bytes], int, int, bool] | None
     line_context: tuple[bytes, ...]
     check: str | None
     public_prefixes: tuple[bytes, ...]
     pii: bool
+    key_group: int | None
+    public_labels: tuple[bytes, ...]
 
 
 def max_width(pattern: re.Pattern[bytes]) -> int:
@@ -81,8 +83,18 @@ def max_width(pattern: re.Pattern[bytes]) -> int:
 _KEY_START = rb"(?<![A-Za-z0-9_.\-])"
 
 
-def compile_rule(rule: Mapping[str, Any]) -> Rule:
-    pattern = rule["pattern"].encode("ascii")
+def provider_pattern(names: list[str]) -> bytes:
+    """catalogue.rs provider_pattern: any provider's name, at a word's start."""
+    return rb"\b(?i:" + b"|".join(re.escape(n.encode("ascii")) for n in names) + b")"
+
+
+def compile_rule(rule: Mapping[str, Any], providers: list[str]) -> Rule:
+    keywords = list(rule.get("keywords", []))
+    pattern = rule.get("pattern", "").encode("ascii")
+    if rule.get("provider_keywords", False):
+        keywords += providers
+        if not pattern:
+            pattern = provider_pattern(providers)
     regex = re.compile(_KEY_START + pattern if rule.get("extend") == "assignment" else pattern)
     secret_groups = tuple(sorted(i for name, i in regex.groupindex.items() if name.startswith("secret")))
     run = (
@@ -91,11 +103,11 @@ def compile_rule(rule: Mapping[str, Any]) -> Rule:
     near = None
     if "near" in rule:
         near_re = re.compile(rule["near"].encode("ascii"))
-        near = (near_re, int(rule["near_within"]), max_width(near_re))
+        near = (near_re, int(rule["near_within"]), max_width(near_re), bool(rule.get("near_lines", False)))
     return Rule(
         id=rule["id"],
         kind=None if rule["kind"] == "BY_KEY" else rule["kind"],
-        keywords=tuple(k.encode("ascii") for k in rule.get("keywords", [])),
+        keywords=tuple(k.encode("ascii") for k in keywords),
         regex=regex,
         secret_groups=secret_groups,
         boundary=byte_set(rule.get("boundary", "word")),
@@ -114,4 +126,6 @@ def compile_rule(rule: Mapping[str, Any]) -> Rule:
         check=rule.get("check"),
         public_prefixes=tuple(p.encode("ascii") for p in rule.get("public_prefixes", [])),
         pii=rule.get("pii", False),
+        key_group=regex.groupindex.get("key"),
+        public_labels=tuple(w.encode("ascii") for w in rule.get("public_labels", [])),
     )

@@ -19,7 +19,8 @@ from memdedup._scrub_py._bytes import (
     is_lower,
     is_upper,
 )
-from memdedup._scrub_py.keys import KeyPolicy, ValuePolicy, digits_are_secret
+from memdedup._scrub_py.keys import KeyPolicy, digits_are_secret
+from memdedup._scrub_py.values import SHAPE_MAX, ValuePolicy, template_end
 
 MAX_CLAUSE_WORDS = 16
 _SCHEMES = (b"bearer", b"basic", b"token", b"digest", b"ssws", b"apikey")
@@ -34,7 +35,50 @@ def _escape_at(d: bytes, i: int) -> bool:
 
 
 def _token_stop(b: int) -> bool:
-    return b in WS or b in b"\"'`,;)]}>"
+    return b in WS or b in b"\"'`,;"
+
+
+_CLOSER_RUN = 8
+
+
+def _closes_token(d: bytes, i: int) -> bool:
+    """extend.rs closes_token."""
+    j = i + 1
+    while j < len(d) and j - (i + 1) < _CLOSER_RUN and d[j] in b")]}>":
+        j += 1
+    if j - (i + 1) == _CLOSER_RUN:
+        return True
+    if j >= len(d):
+        return True
+    n = d[j]
+    if n in WS or n in b"\"'`,;":
+        return True
+    if n in b".:!?":
+        return j + 1 >= len(d) or d[j + 1] in WS
+    if n == 0x5C:
+        return _escape_at(d, j)
+    if n == 0x3C:
+        return d[j + 1 : j + 2] == b"/"
+    return False
+
+
+_BRACKET_KIND = {0x28: 0, 0x29: 0, 0x5B: 1, 0x5D: 1, 0x7B: 2, 0x7D: 2, 0x3C: 3, 0x3E: 3}
+
+
+def _balanced_end(d: bytes, start: int, end: int) -> int:
+    """extend.rs balanced_end."""
+    if end - start > SHAPE_MAX:
+        return end
+    opened = [0, 0, 0, 0]
+    for b in d[start:end]:
+        if b in b"([{<":
+            opened[_BRACKET_KIND[b]] += 1
+        elif b in b")]}>":
+            opened[_BRACKET_KIND[b]] = max(0, opened[_BRACKET_KIND[b]] - 1)
+    while end < len(d) and d[end] in b")]}>" and opened[_BRACKET_KIND[d[end]]] > 0:
+        opened[_BRACKET_KIND[d[end]]] -= 1
+        end += 1
+    return end
 
 
 def _clause_stop(b: int) -> bool:
@@ -42,8 +86,15 @@ def _clause_stop(b: int) -> bool:
 
 
 def _ends_token(d: bytes, i: int, query: bool) -> bool:
+    """extend.rs ends_token."""
     b = d[i]
-    return _token_stop(b) or (query and b in b"&#") or (b == 0x5C and _escape_at(d, i))
+    return (
+        _token_stop(b)
+        or (query and b in b"&#")
+        or (b in b")]}>" and _closes_token(d, i))
+        or (b == 0x3C and d[i + 1 : i + 2] == b"/")
+        or (b == 0x5C and _escape_at(d, i))
+    )
 
 
 def _ends_word(d: bytes, i: int, query: bool) -> bool:
@@ -54,9 +105,16 @@ def _ends_word(d: bytes, i: int, query: bool) -> bool:
 # The first byte at or after a position that ends a token, a word, a run of blanks, or an escaped
 # string (extend.rs ends_token, ends_word, the blank gap, the \\" read): position-only tests.
 _ESCAPE = rb"|\\(?=\\{0,2}[nrt\"])"
+# A closing bracket ends a token only where the token ends (extend.rs closes_token); an XML closing
+# tag's `</` ends one too.
+_CLOSES = (
+    rb"|[)\]}>](?=[)\]}>]{8}|[)\]}>]{0,7}"
+    rb"(?:[ \t\n\x0c\r\"'`,;]|[.:!?](?:[ \t\n\x0c\r]|(?![\s\S]))|\\{1,3}[nrt\"]|</|(?![\s\S])))"
+    rb"|</"
+)
 _TOKEN_STOP = (
-    re.compile(rb"[ \t\n\x0c\r\"'`,;)\]}>]" + _ESCAPE),
-    re.compile(rb"[ \t\n\x0c\r\"'`,;)\]}>&#]" + _ESCAPE),
+    re.compile(rb"[ \t\n\x0c\r\"'`,;]" + _CLOSES + _ESCAPE),
+    re.compile(rb"[ \t\n\x0c\r\"'`,;&#]" + _CLOSES + _ESCAPE),
 )
 _WORD_STOP = (
     re.compile(rb"[ \t\n\x0c\r\"'`,;]" + _ESCAPE),
@@ -65,7 +123,7 @@ _WORD_STOP = (
 _NOT_BLANK = re.compile(rb"[^ \t]")
 _BLANK = re.compile(rb"[ \t]")
 _ESCAPED_END = {q: re.compile(rb"\\(?=" + re.escape(bytes([q])) + rb")|\n") for q in b"\"'"}
-_LOOKAHEAD = 4  # the most bytes past a position the stop patterns look at
+_LOOKAHEAD = 16  # the most bytes past a position the stop patterns look at
 
 
 class Stretch:
@@ -155,11 +213,88 @@ def _opens_quote(d: bytes, pos: int) -> bool:
     return pos < len(d) and (d[pos] in b"\"'`" or (d[pos] == 0x5C and d[pos + 1 : pos + 2] in (b'"', b"'")))
 
 
+def _literal_prefix(d: bytes, pos: int) -> bool:
+    """extend.rs literal_prefix."""
+    return d[pos : pos + 1] in (b"@", b"r", b"b", b"u", b"f", b"L", b"R") and d[pos + 1 : pos + 2] in (
+        b'"',
+        b"'",
+    )
+
+
+def _block_indicator(d: bytes, pos: int) -> int | None:
+    """extend.rs block_indicator."""
+    if d[pos : pos + 1] not in (b"|", b">"):
+        return None
+    i = pos + 1
+    while i < len(d) and i - pos <= 3 and (d[i] in b"-+" or is_digit(d[i])):
+        i += 1
+    while i < len(d) and d[i] in b" \t":
+        i += 1
+    if d[i : i + 1] == b"\n":
+        return i + 1
+    if d[i : i + 2] == b"\r\n":
+        return i + 2
+    return None
+
+
+def _line_indent(d: bytes, pos: int) -> int:
+    """extend.rs line_indent."""
+    line = d.rfind(b"\n", 0, pos) + 1
+    i = line
+    while i < len(d) and d[i] in b" \t":
+        i += 1
+    return i - line
+
+
+_MAPPING_NAME = re.compile(rb"[A-Za-z0-9_\-.\"']{1,64}")
+
+
+def _mapping_line(d: bytes, p: int) -> bool:
+    """extend.rs mapping_line."""
+    i = p
+    if d[i : i + 2] == b"- ":
+        i += 2
+    m = _MAPPING_NAME.match(d, i, min(len(d), i + 64))
+    if m is None:
+        return False
+    end = m.end()
+    return d[end : end + 1] == b":" and (end + 1 >= len(d) or d[end + 1] in WS)
+
+
+def _block_value(d: bytes, start: int, indent: int) -> tuple[int, int] | None:
+    """extend.rs block_value."""
+    first: int | None = None
+    last = 0
+    line = start
+    n = len(d)
+    while line < n:
+        blanks = 0
+        while line + blanks < n and d[line + blanks] in b" \t":
+            blanks += 1
+        content = line + blanks
+        eol = d.find(b"\n", content)
+        if eol < 0:
+            eol = n
+        end = eol
+        while end > content and d[end - 1] in WS:
+            end -= 1
+        if end > content:
+            if blanks <= indent or (first is not None and _mapping_line(d, content)):
+                break
+            if first is None:
+                first = content
+            last = end
+        line = eol + 1
+    return None if first is None else (first, last)
+
+
 def read_value(d: bytes, pos: int, clause: bool, query: bool, memo: Memo) -> Value | None:
     """extend.rs read_value."""
     n = len(d)
     if pos >= n:
         return None
+    if _literal_prefix(d, pos):
+        return read_value(d, pos + 1, clause, query, memo)
     if d[pos] == 0x5C and pos + 1 < n and d[pos + 1] in b"\"'":
         quote = d[pos + 1]
         start = pos + 2
@@ -172,6 +307,15 @@ def read_value(d: bytes, pos: int, clause: bool, query: bool, memo: Memo) -> Val
             i += 2 if d[i] == 0x5C and i + 1 < n else 1
         end = min(i, n)
         return Value(start, end, True, end, clause, query) if end > start else None
+    block_from = _block_indicator(d, pos)
+    if block_from is not None:
+        block = _block_value(d, block_from, _line_indent(d, pos))
+        if block is None:
+            return None
+        return Value(block[0], block[1], True, block[1], clause, query) if block[1] > block[0] else None
+    t_end = template_end(d, pos)
+    if t_end is not None and (t_end >= n or _ends_token(d, t_end, query)):
+        return Value(pos, t_end, False, t_end, clause, query)
     capped = False
     if not clause:
         stop = memo.token[query].stop(d, pos, _TOKEN_STOP[query])
@@ -182,7 +326,10 @@ def read_value(d: bytes, pos: int, clause: bool, query: bool, memo: Memo) -> Val
             while floor > 0 and d[floor - 1] in b".:":
                 floor -= 1
             memo.trim = (stop, floor)
-        end = first_end = max(floor, pos)
+        end = max(floor, pos)
+        if end == stop:
+            end = _balanced_end(d, pos, end)
+        first_end = end
     else:
         end, first, capped = _clause(d, pos, query, memo, MAX_CLAUSE_WORDS)
         first_end = min(end if first is None else first, end)
@@ -289,6 +436,54 @@ def _skip_escape(d: bytes, start: int, end: int) -> int:
     return start + skip if start + skip < end else start
 
 
+def _after_type(d: bytes, at: int, keys: KeyPolicy) -> int | None:
+    """extend.rs after_type."""
+    i = at
+    if d[i : i + 1] == b"&":
+        i += 1
+    word = 0
+    while word < 24 and i + word < len(d) and (is_alnum(d[i + word]) or d[i + word] == 0x5F):
+        word += 1
+    if word == 0 or not keys.is_type(d[i : i + word]):
+        return None
+    i += word
+    while i < len(d) and d[i] in b"?*[]":
+        i += 1
+    while i < len(d) and d[i] in b" \t":
+        i += 1
+    if d[i : i + 1] != b"=" or d[i + 1 : i + 2] in (b"=", b">", b"~"):
+        return None
+    i += 1
+    blanks = 0
+    while blanks < 8 and i + blanks < len(d) and d[i + blanks] in b" \t":
+        blanks += 1
+    return i + blanks
+
+
+def _classify_phrase(d: bytes, key: tuple[int, int], keys: KeyPolicy) -> tuple[str, bool] | None:
+    """extend.rs classify_phrase."""
+    phrase = d[_key_phrase_start(d, key[0]) : key[1]]
+    if keys.refuses(phrase):
+        return None
+    hit = keys.classify_key(phrase)
+    if len(phrase) == key[1] - key[0] or (hit is not None and not hit[1]):
+        return hit
+    return keys.classify_key(d[key[0] : key[1]])
+
+
+def _names_a_value(d: bytes, at: int) -> bool:
+    """extend.rs names_a_value."""
+    rest = d[min(at, len(d)) :]
+    blanks = 0
+    while blanks < min(64, len(rest)) and rest[blanks] in WS:
+        blanks += 1
+    rest = rest[blanks:]
+    return blanks > 0 and any(
+        len(rest) > len(w) and rest[: len(w)].lower() == w and rest[len(w)] in b"=:"
+        for w in (b"value", b"content")
+    )
+
+
 def assignment(
     d: bytes,
     key: tuple[int, int],
@@ -302,22 +497,38 @@ def assignment(
     keys, values = policy
     if (not flag and key[0] > 0 and _key_byte(byte_before(d, key[0]))) or _in_placeholder(d, key[0]):
         return None
+    if flag and key[0] > 0 and byte_before(d, key[0]) not in b" \t\n\r\"'(`":
+        return None
     value_at = me
-    colon = False
+    joint = "assign"
     if not flag:
         sep, nxt = d[me - 1], d[me] if me < len(d) else -1
         if (sep == 0x3D and nxt in (0x3D, 0x7E)) or (sep == 0x3A and nxt == 0x3A):
             return None
-        if (sep == 0x3D and nxt == 0x3E) or (sep == 0x3A and nxt == 0x3D):
-            value_at += 1
+        if sep == 0x3D:
+            if nxt == 0x3E:
+                value_at += 1
+        elif sep == 0x3A:
+            joint = "colon"
+        elif sep == 0x2C and me - 1 == key[1]:
+            joint = "comma"
+        elif sep in b"\"'":
+            joint = "juxtaposed"
+            value_at = me - 1
         else:
-            colon = sep == 0x3A
-        blanks = 0
-        while blanks < 8 and value_at + blanks < len(d) and d[value_at + blanks] in b" \t":
-            blanks += 1
-        value_at += blanks
+            return None
+        if joint != "comma":
+            blanks = 0
+            while blanks < 8 and value_at + blanks < len(d) and d[value_at + blanks] in b" \t":
+                blanks += 1
+            value_at += blanks
+        if joint == "colon":
+            typed = _after_type(d, value_at, keys)
+            if typed is not None:
+                value_at = typed
+                joint = "assign"
     query = key[0] > 0 and d[key[0] - 1] in b"?&"
-    may_be_clause = colon and d[key[0]] != 0x2D
+    may_be_clause = joint == "colon" and d[key[0]] != 0x2D
     unquoted = not _opens_quote(d, value_at)
     if (
         cover is not None
@@ -325,14 +536,20 @@ def assignment(
         and (not may_be_clause or cover.holds(value_at, unquoted, True, query))
     ):
         return None
-    kind = keys.classify(d[_key_phrase_start(d, key[0]) : key[1]])
-    if kind is None:
+    hit = _classify_phrase(d, key, keys)
+    if hit is None:
         return None
-    clause = kind == "PASSWORD" and may_be_clause
+    kind, weak = hit
+    weak = weak or joint == "comma"
+    clause = kind == "PASSWORD" and may_be_clause and not weak
     if cover is not None and cover.holds(value_at, unquoted, clause, query):
         return None
     value = read_value(d, value_at, clause, query, memo)
     if value is None:
+        return None
+    if joint == "comma" and value.quoted:
+        return None
+    if joint == "juxtaposed" and (not value.quoted or d[value.end + 1 : value.end + 2] != b";"):
         return None
     start, end = value.start, value.end
     if value.quoted:
@@ -347,10 +564,17 @@ def assignment(
         value = value._replace(start=start)
     if flag and d[start : start + 1] == b"-":
         return None
-    if values.kept_at(kind, d, start, end, value.quoted or query):
+    if value.quoted and d[key[0] : key[1]].lower() == b"key" and _names_a_value(d, value.end + 1):
         return None
-    if clause and not value.quoted and values.is_placeholder_at(d, start, value.first_end):
+    if weak:
+        if not values.looks_random_at(d, start, end):
+            return None
+    elif values.kept_at(kind, d, start, end, value.quoted or query):
         return None
+    if clause and not value.quoted:
+        first = d[start : value.first_end]
+        if values.is_placeholder(first) or (value.first_end < end and values.is_prose_lead(first)):
+            return None
     return _whole_clause(d, value, memo), kind
 
 

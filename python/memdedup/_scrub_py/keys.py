@@ -1,13 +1,12 @@
-"""The mirror of ``rust/scrub/keys.rs``: credential-named keys and the values they may keep."""
+"""The mirror of ``rust/scrub/keys.rs``: credential-named keys, strong and weak."""
 
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Mapping
 from typing import Any
 
-from memdedup._scrub_py._bytes import WS, ascii_lower, is_alnum, is_digit, is_lower, is_upper, strip
+from memdedup._scrub_py._bytes import ascii_lower, is_alnum, is_digit, is_lower, is_upper
 
 
 def split_words(name: bytes) -> list[str]:
@@ -52,6 +51,15 @@ class KeyPolicy:
         }
         self.not_after = {word: frozenset(words) for word, words in raw["not_after"].items()}
         self.compounds = {word: list(parts) for word, parts in raw["compounds"].items()}
+        self.types = frozenset(raw["types"])
+        self.providers = frozenset(raw["providers"])
+        weak = raw["weak"]
+        self.describing = frozenset(weak["describing"])
+        # keys.rs keeps the table's order: a BTreeMap, so sorted by word.
+        self.substrings = sorted(weak["substrings"].items())
+        self.provider_finals = dict(weak["provider_finals"])
+        self.id_qualifiers = frozenset(weak["id_qualifiers"])
+        self.credential_ids = frozenset(weak["credential_ids"])
 
     def words(self, name: bytes) -> list[str]:
         out: list[str] = []
@@ -68,6 +76,71 @@ class KeyPolicy:
 
     def classify(self, name: bytes) -> str | None:
         return self._classify_cached(name)
+
+    def is_type(self, word: bytes) -> bool:
+        """keys.rs KeyPolicy::is_type."""
+        return len(word) <= 24 and ascii_lower(word) in self.types
+
+    def classify_key(self, name: bytes) -> tuple[str, bool] | None:
+        """keys.rs KeyPolicy::classify_key: ``(class, weak)`` or None."""
+        return self._classify_key_cached(name)
+
+    def refuses(self, name: bytes) -> bool:
+        """keys.rs KeyPolicy::refuses."""
+        words = self._trimmed(self.words(name))
+        return len(words) >= 2 and words[-2] in self.not_after.get(words[-1], ())
+
+    def _trimmed(self, words: list[str]) -> list[str]:
+        return words[:-1] if len(words) >= 2 and words[-1] in self.types else words
+
+    def _undigit(self, word: str) -> str:
+        stem = word.rstrip("0123456789")
+        if (
+            len(stem) < len(word)
+            and len(word) - len(stem) <= 2
+            and (stem in self.final or stem in self.after or stem in self.provider_finals)
+        ):
+            return stem
+        return word
+
+    @functools.lru_cache(maxsize=4096)  # noqa: B019 - one policy per process; keys repeat in a text
+    def _classify_key_cached(self, name: bytes) -> tuple[str, bool] | None:
+        words = self._trimmed(self.words(name))
+        if not words:
+            return None
+        rest, last = words[:-1], self._undigit(words[-1])
+        words = [*rest, last]
+        prev = rest[-1] if rest else ""
+        if prev in self.not_after.get(last, ()):
+            return None
+        strong = self._classify(words)
+        if strong is not None:
+            return strong, False
+
+        def described(start: int) -> bool:
+            return any(w in self.describing for w in words[start:])
+
+        def wordy(w: str) -> bool:
+            letters = len(w) - len(w.lstrip("abcdefghijklmnopqrstuvwxyz"))
+            return w[letters:].isdigit() or letters == len(w)
+
+        for end in range(len(words) - 1, 0, -1):
+            kind = self._classify(words[:end])
+            if kind is not None:
+                qualified = all(wordy(w) for w in words[end:])
+                return None if described(end) or not qualified else (kind, True)
+        for i, word in enumerate(words):
+            found = next(((sub, kind) for sub, kind in self.substrings if sub in word), None)
+            if found is not None:
+                sub, kind = found
+                refused = i > 0 and words[i - 1] in self.not_after.get(sub, ())
+                return None if refused or described(i + 1) else (kind, True)
+        if last in ("id", "ids") and prev in self.credential_ids:
+            return "SECRET", True
+        if len(words) >= 2 and any(w in self.providers for w in rest) and last in self.provider_finals:
+            if last not in ("id", "ids") or prev in self.id_qualifiers:
+                return self.provider_finals[last], True
+        return None
 
     @functools.lru_cache(maxsize=4096)  # noqa: B019 - one policy per process; keys repeat in a text
     def _classify_cached(self, name: bytes) -> str | None:
@@ -94,102 +167,3 @@ class KeyPolicy:
 
 def digits_are_secret(kind: str) -> bool:
     return kind in ("PASSWORD", "PIN")
-
-
-class ValuePolicy:
-    """keys.rs ValuePolicy. The ``*_at`` forms judge ``d[s:e]`` without copying it, and read a long value
-    only as far as the judgement needs (a key nested in a long value is judged once per key)."""
-
-    def __init__(self, raw: Mapping[str, Any]) -> None:
-        self.placeholders = frozenset(raw["placeholders"])
-        self.mask_chars = frozenset(raw["mask_chars"])
-        self.mask_min_len: int = raw["mask_min_len"]
-        self.max_kept_digits: int = raw["max_kept_digits"]
-        self.template_prefixes: tuple[str, ...] = tuple(raw["template_prefixes"])
-        self.prose_stopwords = frozenset(raw["prose_stopwords"])
-        self.longest = max(len(w) for w in (*self.placeholders, *self.prose_stopwords))
-        # A mask's characters as bytes: an ASCII letter in either case (compared lower-cased), any
-        # other character as its UTF-8 sequence.
-        alternatives = []
-        for c in sorted(self.mask_chars):
-            if "a" <= c <= "z":
-                alternatives.append(re.escape(c.encode()) + b"|" + re.escape(c.upper().encode()))
-            elif not "A" <= c <= "Z":
-                alternatives.append(re.escape(c.encode()))
-        self._mask = re.compile(b"(?:" + b"|".join(alternatives or [b"(?!)"]) + b")*")
-
-    def is_placeholder(self, value: bytes) -> bool:
-        return self.is_placeholder_at(value, 0, len(value))
-
-    def is_placeholder_at(self, d: bytes, s: int, e: int) -> bool:
-        s, e = strip(d, s, e)
-        if e - s >= 2 and d[s] in b"\"'" and d[s] == d[e - 1]:
-            s, e = strip(d, s + 1, e - 1)
-        if s >= e:
-            return True
-        if e - s <= _HEAD and ascii_lower(d[s:e]) in self.placeholders:
-            return True
-        if ascii_lower(d[s : min(e, s + _HEAD)]).startswith(self.template_prefixes):
-            return True
-        mask = self._mask.match(d, s, e)
-        if mask is not None and mask.end() == e and len(d[s:e].decode()) >= self.mask_min_len:
-            return True
-        return _is_env_reference(d, s, e)
-
-    def is_small_number_at(self, d: bytes, s: int, e: int) -> bool:
-        s, e = strip(d, s, e)
-        dot = d.find(b".", s, min(e, s + self.max_kept_digits + 1))
-        if dot < 0:
-            return 0 < e - s <= self.max_kept_digits and d[s:e].isdigit()
-        return (
-            0 < dot - s <= self.max_kept_digits
-            and d[s:dot].isdigit()
-            and _DIGITS.fullmatch(d, dot + 1, e) is not None
-        )
-
-    def looks_generated(self, value: bytes) -> bool:
-        return self.looks_generated_at(value, 0, len(value))
-
-    def looks_generated_at(self, d: bytes, s: int, e: int) -> bool:
-        s, e = strip(d, s, e)
-        if e - s >= 16:
-            return True
-        v = d[s:e]
-        digit = any(is_digit(b) for b in v)
-        symbol = any(b in b"!@#$%^&*+/=~|\\?" for b in v)
-        inner_upper = any(is_upper(b) for b in v[1:]) and any(is_lower(b) for b in v)
-        return (digit and len(v) >= 4) or symbol or inner_upper
-
-    def kept(self, kind: str, value: bytes, quoted: bool) -> bool:
-        return self.kept_at(kind, value, 0, len(value), quoted)
-
-    def kept_at(self, kind: str, d: bytes, s: int, e: int, quoted: bool) -> bool:
-        if self.is_placeholder_at(d, s, e):
-            return True
-        if not digits_are_secret(kind) and self.is_small_number_at(d, s, e):
-            return True
-        return not quoted and not digits_are_secret(kind) and not self.looks_generated_at(d, s, e)
-
-    def is_prose_stopword(self, word: bytes) -> bool:
-        w = word.strip(WS)
-        if w and w[-1] in b".,!?:;":
-            w = w[:-1]
-        if len(w) > self.longest:
-            return False
-        lower = ascii_lower(w)
-        return lower in self.prose_stopwords or lower in self.placeholders
-
-
-_HEAD = 32
-_DIGITS = re.compile(rb"[0-9]+")
-
-
-_IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def _is_env_reference(d: bytes, s: int, e: int) -> bool:
-    if s < e and d[s] == 0x24:
-        return _IDENT.fullmatch(d, s + 1, e) is not None
-    if e - s >= 2 and d[s] == d[e - 1] == 0x25:
-        return _IDENT.fullmatch(d, s + 1, e - 1) is not None
-    return False

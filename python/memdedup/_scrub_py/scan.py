@@ -4,23 +4,26 @@ extenders and checks, then one merge (``PyDetector``)."""
 from __future__ import annotations
 
 import bisect
-import math
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from memdedup._scrub_py import extend
+from memdedup._scrub_py import extend, shapes
 from memdedup._scrub_py._bytes import (
     CONTINUATION,
     PLACEHOLDER_BYTES,
     byte_before,
+    entropy,
+    entropy_of,
+    is_alnum,
     is_digit,
     is_lower,
     is_upper,
 )
 from memdedup._scrub_py.catalogue import Rule, compile_rule
 from memdedup._scrub_py.extend import Cover, Memo, Value
-from memdedup._scrub_py.keys import KeyPolicy, ValuePolicy
+from memdedup._scrub_py.keys import KeyPolicy
+from memdedup._scrub_py.values import ValuePolicy
 
 MAX_RUN_BEFORE = 32
 
@@ -76,27 +79,6 @@ def random_body(secret: bytes) -> bool:
     )
 
 
-def entropy(data: bytes) -> float:
-    """scan.rs entropy: the same operations in the same order, so the same float."""
-    counts = [0] * 256
-    for b in data:
-        counts[b] += 1
-    return entropy_of(counts, len(data))
-
-
-def entropy_of(counts: list[int], length: int) -> float:
-    """scan.rs entropy_of."""
-    if not length:
-        return 0.0
-    n = float(length)
-    total = 0.0
-    for c in counts:
-        if c > 0:
-            p = c / n
-            total += -p * math.log2(p)
-    return total
-
-
 _LINE_CONTEXT = 512
 _PLACEHOLDER_RE = re.compile(re.escape(PLACEHOLDER_BYTES))
 
@@ -140,6 +122,17 @@ def _on_line_after(d: bytes, at: int, words: tuple[bytes, ...]) -> bool:
     return any(w in window for w in words)
 
 
+_LABEL_BEFORE = 32
+
+
+def _labelled_public(d: bytes, at: int, labels: tuple[bytes, ...]) -> bool:
+    """scan.rs labelled_public."""
+    start = max(0, at - _LABEL_BEFORE)
+    line_start = max(d.rfind(b"\n", start, at), d.rfind(b"\r", start, at)) + 1
+    window = d[max(start, line_start) : at].lower()
+    return any(w in window for w in labels)
+
+
 def _merge(found: list[tuple[int, int, int, str]]) -> list[tuple[int, int, int, str]]:
     """scan.rs merge: overlaps become their union, named by the member of the first rule."""
     found.sort(key=lambda f: (f[0], -f[1], f[2]))
@@ -170,15 +163,149 @@ def to_code_points(data: bytes, found: list[tuple[int, int, int, str]]) -> list[
     return out
 
 
+COPY_MIN = 4
+COPY_WORD = 8
+COPY_MAX = 256
+SECRET_CONTEXT = 4096
+
+
+def _word_byte(b: int) -> bool:
+    return is_alnum(b) or b == 0x5F
+
+
+def copies(
+    d: bytes,
+    found: list[tuple[int, int, int, str]],
+    known: Sequence[tuple[bytes, int, str]],
+    placeholders: list[int],
+) -> list[tuple[int, int, int, str]]:
+    """scan.rs copies: every copy of each value found and each known value, merged in."""
+    values: dict[bytes, tuple[int, str]] = {}
+    for value, rule, kind in [(d[s:e], r, k) for s, e, r, k in found] + list(known):
+        if COPY_MIN <= len(value) <= COPY_MAX and value not in values:
+            values[value] = (rule, kind)
+    if not values:
+        return found
+    # Longest first: at the leftmost position a copy starts, the longest value there wins (the core's
+    # leftmost-longest Aho-Corasick pass).
+    ordered = sorted(values, key=len, reverse=True)
+    pattern = re.compile(b"|".join(re.escape(v) for v in ordered))
+    extra: list[tuple[int, int, int, str]] = []
+    for m in pattern.finditer(d):
+        start, end = m.span()
+        value = m.group()
+        if len(value) < COPY_WORD and (
+            (start > 0 and _word_byte(d[start - 1])) or (end < len(d) and _word_byte(d[end]))
+        ):
+            continue
+        if _inside_placeholder(d, start, placeholders):
+            continue
+        rule, kind = values[value]
+        extra.append((start, end, rule, kind))
+    if not extra:
+        return found
+    return _merge(found + extra)
+
+
+def public_ranges(d: bytes) -> list[tuple[int, int]]:
+    """scan.rs public_ranges."""
+    out: list[tuple[int, int]] = []
+    next_end: int | None = None
+    at = d.find(b"-----BEGIN ")
+    while at >= 0:
+        head = d[at + 11 : at + 75]
+        close = head.find(b"-----")
+        if close >= 0 and b"PRIVATE" not in head[:close]:
+            if next_end is None or next_end < at:
+                found_end = d.find(b"-----END ", at)
+                next_end = (1 << 62) if found_end < 0 else found_end
+            if next_end != (1 << 62):
+                tail = d[next_end + 9 : next_end + 75]
+                t = tail.find(b"-----")
+                end = next_end + 9 + (t + 5 if t >= 0 else 0)
+            else:
+                end = at + 11 + close + 5
+            out.append((at, end))
+        at = d.find(b"-----BEGIN ", at + 1)
+    for prefix in (b"ssh-", b"ecdsa-sha2-", b"sk-ssh-", b"sk-ecdsa-"):
+        at = d.find(prefix)
+        while at >= 0:
+            if not (at > 0 and _word_byte(d[at - 1])):
+                kind = _SSH_KIND.match(d, at, min(len(d), at + 48))
+                k = kind.end() - at if kind else 0
+                body = at + k + 1
+                if d[at + k : at + k + 1] == b" " and d.startswith(b"AAAA", body):
+                    run = _B64.match(d, body)
+                    out.append((at, run.end() if run else body))
+            at = d.find(prefix, at + 1)
+    out.sort()
+    return out
+
+
+_SSH_KIND = re.compile(rb"[A-Za-z0-9\-@.]*")
+_B64 = re.compile(rb"[A-Za-z0-9+/=]*")
+
+
+def _within(ranges: list[tuple[int, int]], start: int, end: int) -> bool:
+    i = bisect.bisect_right(ranges, (start, 1 << 62))
+    return any(end <= r[1] for r in ranges[max(0, i - 4) : i][::-1])
+
+
+_KIND_SECRET = re.compile(rb"Secret")
+
+
+def _secret_kind_lines(d: bytes) -> list[int]:
+    """scan.rs secret_kind_lines."""
+    out = []
+    at = d.find(b"Secret")
+    while at >= 0:
+        start = max(0, at - 32)
+        nl = d.rfind(b"\n", start, at)
+        line = start if nl < 0 else nl + 1
+        before = bytes(b for b in d[line:at] if b not in b" \t\"'{,")
+        after = d[at + 6 : at + 7]
+        if before == b"kind:" and not (after and is_alnum(after[0])):
+            out.append(at)
+        at = d.find(b"Secret", at + 1)
+    return out
+
+
+_PUBLIC_WORDS = (
+    b"sha", b"commit", b"hash", b"digest", b"checksum", b"uuid", b"guid", b"fingerprint",
+    b"etag", b"request", b"trace", b"span", b"build", b"version", b"release", b"order",
+    b"invoice", b"transaction",
+)  # fmt: skip
+_NAME_WORDS = (b"key", b"token", b"secret", b"passw", b"credential", b"auth", b"bearer", b"apikey", b"pwd")
+
+
+def _provider_cue(gap: bytes) -> bool:
+    """scan.rs provider_cue."""
+    lower = gap.lower()
+    if any(w in lower for w in _PUBLIC_WORDS):
+        return False
+    tail = lower.rstrip(b" \t\"'`([\n\r")
+    if tail[-1:] in (b"=", b":"):
+        return True
+    return any(w in lower for w in _NAME_WORDS)
+
+
 class PyDetector:
     """The pure-Python mirror of rust/scrub's Detector (scan.rs)."""
 
     def __init__(self, catalogue: Mapping[str, Any]) -> None:
-        self.rules = [compile_rule(rule) for rule in catalogue["rules"]]
+        providers = catalogue["keys"]["providers"]
+        self.rules = [compile_rule(rule, providers) for rule in catalogue["rules"]]
         self.keys = KeyPolicy(catalogue["keys"])
         self.values = ValuePolicy(catalogue["values"])
+        self._rule_index = {rule.id: i for i, rule in enumerate(self.rules)}
 
-    def scan(self, data: bytes, pii: bool) -> list[tuple[int, int, int, str]]:
+    def rule_index(self, rule_id: str) -> int | None:
+        return self._rule_index.get(rule_id)
+
+    def scan(
+        self, data: bytes, pii: bool, known: Sequence[tuple[bytes, int, str]] = ()
+    ) -> list[tuple[int, int, int, str]]:
+        """scan.rs Detector::scan_with."""
         lowered = data.lower()
         placeholders = [m.start() for m in _PLACEHOLDER_RE.finditer(data)]
         found: list[tuple[int, int, int, str]] = []
@@ -188,7 +315,10 @@ class PyDetector:
             if rule.keywords and not any(k in lowered for k in rule.keywords):
                 continue
             self._scan_rule(index, rule, data, placeholders, found)
-        return _merge(found)
+        public = public_ranges(data)
+        if public:
+            found = [f for f in found if not _within(public, f[0], f[1])]
+        return copies(data, _merge(found), known, placeholders)
 
     def _scan_rule(
         self,
@@ -199,6 +329,9 @@ class PyDetector:
         out: list[tuple[int, int, int, str]],
     ) -> None:
         """scan.rs scan_rule."""
+        if rule.extend == "secret_data":
+            self._scan_secret_data(index, rule, d, out)
+            return
         memo = Memo()
         cover: Cover | None = None
         at = 0
@@ -211,7 +344,8 @@ class PyDetector:
                 (((m.start(g), m.end(g)), k) for k, g in enumerate(rule.secret_groups) if m.start(g) >= 0),
                 ((ms, me), 0),
             )
-            ctx = (placeholders, memo, cover)
+            key = m.span(rule.key_group) if rule.key_group is not None else (0, 0)
+            ctx = (placeholders, memo, cover, key)
             verdict = self._judge(rule, d, ms, me, secret, group, ctx)
             if verdict is not None:
                 start, end, kind, value = verdict
@@ -226,6 +360,26 @@ class PyDetector:
                 at = secret[0] if secret[0] > ms else me
             at = max(at, ms + 1)
 
+    def _scan_secret_data(
+        self, index: int, rule: Rule, d: bytes, out: list[tuple[int, int, int, str]]
+    ) -> None:
+        """scan.rs scan_secret_data."""
+        kinds = _secret_kind_lines(d)
+        if not kinds:
+            return
+        kind = rule.kind or "SECRET"
+        at = 0
+        while (m := rule.regex.search(d, at)) is not None:
+            line = m.start() + 1
+            header = 0
+            while line + header < len(d) and d[line + header] in b" \t":
+                header += 1
+            found, end = shapes.secret_data(d, header, m.end())
+            first = bisect.bisect_left(kinds, max(0, line - SECRET_CONTEXT))
+            if first < len(kinds) and kinds[first] <= end + SECRET_CONTEXT:
+                out.extend((s, e, index, kind) for s, e in found)
+            at = max(end, m.end() - 1, m.start() + 1)
+
     def _judge(
         self,
         rule: Rule,
@@ -234,13 +388,15 @@ class PyDetector:
         me: int,
         secret: tuple[int, int],
         group: int,
-        ctx: tuple[list[int], Memo, Cover | None],
+        ctx: tuple[list[int], Memo, Cover | None, tuple[int, int]],
     ) -> tuple[int, int, str | None, Value | None] | None:
         """scan.rs judge."""
-        placeholders, memo, cover = ctx
+        placeholders, memo, cover, key_span = ctx
         if _inside_placeholder(d, ms, placeholders):
             return None
         if rule.line_context and not _on_line_after(d, ms, rule.line_context):
+            return None
+        if rule.public_labels and _labelled_public(d, ms, rule.public_labels):
             return None
         start, end = secret
         kind = None
@@ -269,18 +425,34 @@ class PyDetector:
             end = extend.key_block(d, body_at, False, memo)
         elif rule.extend == "putty_block":
             end = extend.key_block(d, start, True, memo)
+        elif rule.extend in ("element", "attribute"):
+            if rule.extend == "element":
+                found = shapes.element(d, ms, me, policy)
+            else:
+                found = shapes.attribute(d, ms, key_span, me, policy, memo)
+            if found is None:
+                return None
+            value, kind = found
+            start, end = value.start, value.end
         if rule.near is None:
             span = self._check(rule, d, start, end, placeholders, memo)
             return (
                 None if span is None else (span[0], _tail(rule, d, *span, group, placeholders), kind, value)
             )
-        near, within, width = rule.near
+        near, within, width, lines = rule.near
         limit = min(len(d), me + within + width)
         pos = me
         while (m := near.search(d, pos, limit)) is not None:
             gap = d[me : m.start()]
-            if m.start() > me + within or b"\n" in gap or b"\r" in gap or PLACEHOLDER_BYTES in gap:
+            if (
+                m.start() > me + within
+                or (not lines and (b"\n" in gap or b"\r" in gap))
+                or PLACEHOLDER_BYTES in gap
+            ):
                 break
+            if rule.check == "provider_value" and not _provider_cue(gap):
+                pos = max(m.end(), m.start() + 1)
+                continue
             span = self._check(rule, d, m.start(), m.end(), placeholders, memo)
             if span is not None:
                 return (span[0], _tail(rule, d, *span, 0, placeholders), kind, value)
@@ -324,6 +496,10 @@ class PyDetector:
         if rule.mixed and not (has(0x41, 0x5A) and has(0x61, 0x7A) and has(0x30, 0x39)):
             return None
         if _has_public_prefix(d[start : min(end, start + 64)], rule.public_prefixes):
+            return None
+        if rule.check in ("provider_value", "random_value") and not self.values.looks_random_at(
+            d, start, end
+        ):
             return None
         if rule.check == "url_password":
             value = d[start:end]

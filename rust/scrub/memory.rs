@@ -1,0 +1,162 @@
+//! The core of the store-wide secret memory (`memdedup.secret_memory`): which values may be
+//! remembered, and where an incoming text holds spans that could be one.
+//!
+//! A store remembers a secret as a keyed hash, so what protects a remembered value from whoever
+//! holds the store's file (and its key) is that guessing it is hopeless: only values with at least
+//! 64 bits by [`secret_bits`] are remembered (the threshold is the caller's). The estimate is the
+//! lesser of two: the value's length times its Shannon entropy per byte (which a repeated or
+//! short-alphabet value keeps low), and a word-aware sum over its pieces, where a run of letters that
+//! reads like a word counts as one word of a dictionary (13 bits: 8,192 words) rather than as random
+//! letters, a digit 3.3 bits, a separator (`-` `_` `.`) 1 bit and another symbol 4 bits. So
+//! `hunter2-Blue-Falcon-77` (52 bits) and a timestamp (fewer than 4 letters) are never remembered,
+//! while a 20-character random token (~82 bits) is.
+//!
+//! [`secret_spans`] finds, in linear time, the spans of a text a remembered value could occupy: each
+//! maximal run of token bytes (printable ASCII but quotes, brackets, `,` `;` `\` `|` `&` `?`),
+//! trimmed of a sentence's trailing `.` `:` `!`, and the parts of it after its first and last `=`
+//! and `:` (`key=VALUE`, `token:VALUE`): at most five spans per run, each kept only when its length is
+//! one a remembered value has and its estimate reaches the threshold. The caller hashes those few.
+
+use super::scan::entropy;
+
+/// The shortest value that may be remembered, in bytes.
+pub const MEMORY_MIN_LEN: usize = 12;
+/// The longest value that may be remembered, in bytes.
+pub const MEMORY_MAX_LEN: usize = 512;
+/// The fewest letters a remembered value holds (a timestamp or a number has fewer).
+pub const MEMORY_MIN_LETTERS: usize = 4;
+
+const LOG2_10: f64 = 3.321_928_094_887_362;
+const LOG2_26: f64 = 4.700_439_718_141_092;
+const LOG2_52: f64 = 5.700_439_718_141_092;
+/// A dictionary word: one of 8,192.
+const WORD_BITS: f64 = 13.0;
+const SEPARATOR_BITS: f64 = 1.0;
+const SYMBOL_BITS: f64 = 4.0;
+
+/// A byte a remembered value may hold, and that a span of a text is made of.
+pub fn token_byte(b: u8) -> bool {
+    (0x21..=0x7E).contains(&b) && !b"\"'`()[]{}<>,;\\|&?".contains(&b)
+}
+
+fn trailing(b: u8) -> bool {
+    matches!(b, b'.' | b':' | b'!')
+}
+
+fn vowel(b: u8) -> bool {
+    matches!(b.to_ascii_lowercase(), b'a' | b'e' | b'i' | b'o' | b'u' | b'y')
+}
+
+/// Whether a run of letters reads like a word: 3+ letters, one case (or Capitalized), a vowel, and
+/// no more than 3 consonants in a row.
+fn word_like(run: &[u8]) -> bool {
+    if run.len() < 3 {
+        return false;
+    }
+    let lower_tail = run[1..].iter().all(u8::is_ascii_lowercase);
+    let upper = run.iter().all(u8::is_ascii_uppercase);
+    if !(lower_tail || upper) || !run.iter().copied().any(vowel) {
+        return false;
+    }
+    let (mut cluster, mut longest) = (0usize, 0usize);
+    for &b in run {
+        cluster = if vowel(b) { 0 } else { cluster + 1 };
+        longest = longest.max(cluster);
+    }
+    longest <= 3
+}
+
+/// The estimated bits of a value (see the module's note), or 0 for a value that may not be
+/// remembered: shorter than [`MEMORY_MIN_LEN`] or longer than [`MEMORY_MAX_LEN`] bytes, holding a
+/// byte that is no [`token_byte`] (a blank: a passphrase of words is never remembered), ending with
+/// a sentence's mark, or with fewer than [`MEMORY_MIN_LETTERS`] letters.
+pub fn secret_bits(v: &[u8]) -> f64 {
+    if v.len() < MEMORY_MIN_LEN
+        || v.len() > MEMORY_MAX_LEN
+        || !v.iter().all(|&b| token_byte(b))
+        || trailing(v[v.len() - 1])
+        || v.iter().filter(|b| b.is_ascii_alphabetic()).count() < MEMORY_MIN_LETTERS
+    {
+        return 0.0;
+    }
+    let mut structured = 0.0;
+    let mut i = 0;
+    while i < v.len() {
+        let b = v[i];
+        if b.is_ascii_alphabetic() {
+            let start = i;
+            while i < v.len() && v[i].is_ascii_alphabetic() {
+                i += 1;
+            }
+            let run = &v[start..i];
+            let n = run.len() as f64;
+            let mixed = run.iter().any(u8::is_ascii_uppercase) && run.iter().any(u8::is_ascii_lowercase);
+            let random = n * if mixed { LOG2_52 } else { LOG2_26 };
+            structured += if word_like(run) { random.min(WORD_BITS) } else { random };
+        } else if b.is_ascii_digit() {
+            let start = i;
+            while i < v.len() && v[i].is_ascii_digit() {
+                i += 1;
+            }
+            structured += (i - start) as f64 * LOG2_10;
+        } else {
+            structured += if matches!(b, b'-' | b'_' | b'.') {
+                SEPARATOR_BITS
+            } else {
+                SYMBOL_BITS
+            };
+            i += 1;
+        }
+    }
+    let shannon = v.len() as f64 * entropy(v);
+    structured.min(shannon)
+}
+
+/// The spans of `hay` a remembered value could occupy (see the module's note): byte spans, in order,
+/// whose length is in `lengths` (sorted) and whose [`secret_bits`] reach `min_bits`.
+pub fn secret_spans(hay: &[u8], lengths: &[usize], min_bits: f64) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    if lengths.is_empty() {
+        return out;
+    }
+    let shortest = lengths[0];
+    let mut i = 0;
+    while i < hay.len() {
+        if !token_byte(hay[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < hay.len() && token_byte(hay[i]) {
+            i += 1;
+        }
+        let mut end = i;
+        while end > start && trailing(hay[end - 1]) {
+            end -= 1;
+        }
+        if end - start < shortest {
+            continue;
+        }
+        let run = &hay[start..end];
+        let after = |found: Option<usize>| found.map(|at| start + at + 1);
+        let mut starts = [
+            Some(start),
+            after(run.iter().position(|&b| b == b'=')),
+            after(run.iter().rposition(|&b| b == b'=')),
+            after(run.iter().position(|&b| b == b':')),
+            after(run.iter().rposition(|&b| b == b':')),
+        ];
+        starts.sort_unstable();
+        let mut last = None;
+        for s in starts.into_iter().flatten() {
+            if last == Some(s) || s >= end {
+                continue;
+            }
+            last = Some(s);
+            if lengths.binary_search(&(end - s)).is_ok() && secret_bits(&hay[s..end]) >= min_bits {
+                out.push((s, end));
+            }
+        }
+    }
+    out
+}
