@@ -44,6 +44,7 @@ re-run finishes the rest exactly as one uninterrupted run would have.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import logging
@@ -52,7 +53,7 @@ import signal
 import threading
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Generator, Iterable, Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from types import FrameType
 from typing import Any, BinaryIO
 
@@ -64,7 +65,7 @@ from memdedup.dedup import (
     DEDUP_SUBSUME_MIN_CHARS,
     check_gate,
 )
-from memdedup.errors import InputTypeError, InvalidInputError
+from memdedup.errors import InputTypeError, InvalidInputError, MemdedupError
 from memdedup.inputs import UTF8_BOM, display_name, open_binary, utf8_error
 from memdedup.operations import (
     DEDUP_LAYERS,
@@ -270,7 +271,9 @@ def ingest_turn(store: SQLiteGraphStore, turn: Turn, report: IngestReport, setti
     scrubber = settings.scrubber
     # 1. parse: find the ops in the model's raw output.
     ops, form, problem = read_ops(turn.output, scrubber)
-    # 2. scrub, once: the chat messages and every text of every op, before any id is derived.
+    # 2. scrub, once: the chat messages and every text of every op, before any id is derived. The turn is
+    # one record (issue 36): a secret found in any of its texts is redacted in all of them.
+    scrubber = scrubber.for_record(turn.messages, ops)
     transcript = _transcript_rows(turn, scrubber)
     scrubbed_ops = [scrub_op(op, scrubber) for op in ops]
     # 3. mint: memories with derived ids, and a reason for every op that is none.
@@ -285,6 +288,7 @@ def ingest_turn(store: SQLiteGraphStore, turn: Turn, report: IngestReport, setti
     result = mint_all(scrubbed_ops, request, family=turn.family, form=form, problem=problem)
     # 4 and 5. decide and write, in the turn's one transaction: all of it is written, or none.
     with store.transaction():
+        store.learn_secrets(scrubber.secrets)  # issue 36: once a secret, always a secret, store-wide
         rows = sum(_write_transcript_row(store, turn.scope, row) for row in transcript)
         outcomes = [_apply(store, turn, memory, settings) for memory in result.memories]
     report._add_turn(turn, result, outcomes, rows)
@@ -423,7 +427,7 @@ def _apply(
             op=f"op[{memory.op_index}]",
             record_id=record.record_id,
             layer=record.layer.value,
-            text=record.text,
+            text=store.redact_secrets(record.text),  # issue 36: what the store remembers, redacted
             outcome=outcome,
             node_id=node_id,
             canonical_label=label,
@@ -604,6 +608,11 @@ class _Run:
     def __exit__(self, exc_type: Any, exc: BaseException | None, _tb: Any) -> None:
         if self._previous_handler is not None:
             signal.signal(signal.SIGINT, self._previous_handler)
+        # issue 36: a value a later turn taught the store is a secret is redacted in earlier records too.
+        with contextlib.suppress(MemdedupError):
+            self.report.records[:] = [
+                replace(r, text=self.store.redact_secrets(r.text)) for r in self.report.records
+            ]
         if self.owned:
             self.store.close()
         if isinstance(exc, StoreError):

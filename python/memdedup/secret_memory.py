@@ -161,12 +161,14 @@ class SecretMemory:
         if self._key is None:
             return 0
         new: list[tuple[str, str]] = []
+        added: set[bytes] = set()
         for value, kind in secrets:
             if not self.memorable(value):
                 continue
             digest = self._digest(value)
-            if digest in self._kinds:
+            if digest in self._kinds or digest in added:
                 continue
+            added.add(digest)
             self._conn.execute(
                 "INSERT OR IGNORE INTO secret_memory (digest, length, kind) VALUES (?, ?, ?)",
                 (digest, len(value), kind),

@@ -125,8 +125,13 @@ pub fn copies(hay: &[u8], found: Vec<Finding>, known: &[Known], placeholders: &[
     let own = found.iter().map(|f| (&hay[f.start..f.end], f.rule, f.kind));
     let other = known.iter().map(|k| (k.value.as_slice(), k.rule, k.kind));
     for (value, rule, kind) in own.chain(other) {
-        if (COPY_MIN..=COPY_MAX).contains(&value.len()) && seen.insert(value) {
-            values.push((value, rule, kind));
+        // A value read up to a sentence's mark (`my password is X!`) is searched without it too.
+        let bare = value.trim_ascii_end();
+        let bare = &bare[..bare.len() - bare.iter().rev().take_while(|b| matches!(b, b'!' | b'?' | b'.')).count()];
+        for v in [value, bare] {
+            if (COPY_MIN..=COPY_MAX).contains(&v.len()) && (v.len() == value.len() || v.len() >= COPY_WORD) && seen.insert(v) {
+                values.push((v, rule, kind));
+            }
         }
     }
     if values.is_empty() {

@@ -575,7 +575,29 @@ def assignment(
         first = d[start : value.first_end]
         if values.is_placeholder(first) or (value.first_end < end and values.is_prose_lead(first)):
             return None
+    if not value.quoted and _names_its_key(d, key, value, clause, keys):
+        return None
     return _whole_clause(d, value, memo), kind
+
+
+def _names_its_key(d: bytes, key: tuple[int, int], value: Value, clause: bool, keys: KeyPolicy) -> bool:
+    """extend.rs names_its_key."""
+    text = d[value.start : value.end]
+    camel = (
+        len(text) <= 64
+        and bool(text)
+        and is_upper(text[0])
+        and all(is_upper(b) or is_lower(b) for b in text)
+        and any(is_upper(b) for b in text[1:])
+        and any(is_lower(b) for b in text)
+    )
+    in_clause = clause and value.first_end < value.end and len(text) <= 256
+    if not camel and not in_clause:
+        return False
+    words = keys.words(d[key[0] : key[1]])
+    if not words or len(words[-1]) < 3:
+        return False
+    return words[-1].encode() in text.lower()
 
 
 def _prose_key(d: bytes, ms: int) -> tuple[int, int]:

@@ -130,6 +130,8 @@ class KeyPolicy:
                 qualified = all(wordy(w) for w in words[end:])
                 return None if described(end) or not qualified else (kind, True)
         for i, word in enumerate(words):
+            if word in self.describing:
+                continue
             found = next(((sub, kind) for sub, kind in self.substrings if sub in word), None)
             if found is not None:
                 sub, kind = found

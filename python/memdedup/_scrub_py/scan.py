@@ -182,8 +182,10 @@ def copies(
     """scan.rs copies: every copy of each value found and each known value, merged in."""
     values: dict[bytes, tuple[int, str]] = {}
     for value, rule, kind in [(d[s:e], r, k) for s, e, r, k in found] + list(known):
-        if COPY_MIN <= len(value) <= COPY_MAX and value not in values:
-            values[value] = (rule, kind)
+        bare = value.rstrip(b" \t\n\x0c\r").rstrip(b"!?.")
+        for v in (value, bare):
+            if COPY_MIN <= len(v) <= COPY_MAX and (len(v) == len(value) or len(v) >= COPY_WORD) and v not in values:
+                values[v] = (rule, kind)
     if not values:
         return found
     # Longest first: at the leftmost position a copy starts, the longest value there wins (the core's
