@@ -354,6 +354,9 @@ class CredentialScrubber:
         self._engine = _engine(implementation)
         # A record's secrets (for_record): (value, rule id, kind), and each text's own findings.
         self._known: tuple[Known, ...] = ()
+        # What a text must hold for the record's secrets to change its findings: each value, and each
+        # value without a sentence's last marks (the core searches both).
+        self._needles: tuple[str, ...] = ()
         self._first: dict[str, list[tuple[int, int, str, str]]] = {}
         #: The secrets of the record this scrubber is bound to (:meth:`for_record`); empty otherwise.
         self.secrets: tuple[Secret, ...] = ()
@@ -370,7 +373,7 @@ class CredentialScrubber:
         if first is None:
             first = self._engine.scan(text, self.pii)
         own = {text[start:end] for start, end, _rule, _kind in first}
-        if any(value not in own and value in text for value, _rule, _kind in self._known):
+        if any(value not in own and value in text for value in self._needles):
             return self._engine.scan(text, self.pii, self._known)
         return first
 
@@ -421,6 +424,12 @@ class CredentialScrubber:
         for part in parts:
             visit(part, 0)
         record._known = tuple(known.values())
+        needles = dict.fromkeys(known)
+        for value in known:
+            bare = value.rstrip(" \t\n\x0c\r").rstrip("!?.")
+            if len(bare) >= 8:
+                needles[bare] = None
+        record._needles = tuple(needles)
         record._first = first
         record.secrets = tuple(Secret(value, kind) for value, _rule, kind in known.values())
         return record

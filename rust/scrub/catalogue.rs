@@ -124,6 +124,7 @@ pub(crate) struct RawValues {
     pub template_prefixes: Vec<String>,
     pub prose_stopwords: Vec<String>,
     pub prose_leaders: Vec<String>,
+    pub placeholder_parts: Vec<String>,
     pub reference_prefixes: Vec<String>,
     pub path_extensions: Vec<String>,
 }

@@ -723,7 +723,7 @@ pub fn assignment(
             return None;
         }
     }
-    if !value.quoted && names_its_key(hay, key, &value, mode, keys) {
+    if !value.quoted && names_its_key(hay, key, &value, keys) {
         return None;
     }
     whole_clause(hay, &mut value, memo);
@@ -731,17 +731,15 @@ pub fn assignment(
 }
 
 /// Whether an unquoted value names the thing its key names rather than holding it: a CamelCase name
-/// holding the key's last word (`pass: PassThroughHandler`, `apiKey: ApiKeyAuth`), or a clause of
-/// words holding it (`pass: boarding pass for flight 221`).
-fn names_its_key(hay: &[u8], key: (usize, usize), value: &Value, mode: ValueMode, keys: &KeyPolicy) -> bool {
+/// holding the key's last word (`pass: PassThroughHandler`, `apiKey: ApiKeyAuth`).
+fn names_its_key(hay: &[u8], key: (usize, usize), value: &Value, keys: &KeyPolicy) -> bool {
     let text = &hay[value.start..value.end];
     let camel = text.len() <= 64
         && text.first().is_some_and(u8::is_ascii_uppercase)
         && text.iter().all(u8::is_ascii_alphabetic)
-        && text.iter().skip(1).filter(|b| b.is_ascii_uppercase()).count() >= 1
+        && text.iter().skip(1).any(u8::is_ascii_uppercase)
         && text.iter().any(u8::is_ascii_lowercase);
-    let clause = mode == ValueMode::Clause && value.first_end < value.end && text.len() <= 256;
-    if !camel && !clause {
+    if !camel {
         return false;
     }
     let words = keys.words(&hay[key.0..key.1]);

@@ -410,6 +410,15 @@ impl KeyPolicy {
                 return if refused || described(i + 1) { None } else { weak(*class) };
             }
         }
+        // A credential word across the words of one name: `fooprivate_keyfoo` (private key).
+        if words.len() >= 2 {
+            let joined: String = words.concat();
+            if let Some((_, class)) = self.substrings.iter().find(|(s, _)| joined.contains(s.as_str())) {
+                if !words.iter().any(|w| self.describing.contains(w)) {
+                    return weak(*class);
+                }
+            }
+        }
         // An id that is half of a credential pair: `access_id`, `accessId`.
         if matches!(last, "id" | "ids") && self.credential_ids.contains(prev) {
             return weak(KeyClass::Secret);

@@ -24,6 +24,7 @@ pub struct ValuePolicy {
     template_first: [bool; 256],
     prose_stopwords: WordSet,
     prose_leaders: WordSet,
+    placeholder_parts: Vec<String>,
     reference_prefixes: Vec<String>,
     path_extensions: WordSet,
     /// The longest prose stop word, leader or placeholder word, in bytes.
@@ -218,6 +219,7 @@ impl ValuePolicy {
             .chain(&raw.template_prefixes)
             .chain(&raw.prose_stopwords)
             .chain(&raw.prose_leaders)
+            .chain(&raw.placeholder_parts)
             .chain(&raw.reference_prefixes)
             .chain(&raw.path_extensions)
             .any(|w| w.len() > HEAD || w.to_ascii_lowercase() != *w || !w.is_ascii())
@@ -250,6 +252,7 @@ impl ValuePolicy {
             template_prefixes: raw.template_prefixes,
             prose_stopwords: word_set(raw.prose_stopwords),
             prose_leaders: word_set(raw.prose_leaders),
+            placeholder_parts: raw.placeholder_parts,
             reference_prefixes: raw.reference_prefixes,
             path_extensions: word_set(raw.path_extensions),
         })
@@ -290,6 +293,17 @@ impl ValuePolicy {
                 .iter()
                 .filter(|p| !matches!(p.as_bytes()[0], b'{' | b'$' | b'<' | b'%'))
                 .any(|p| head.starts_with(p.as_bytes()))
+            {
+                return true;
+            }
+        }
+        if v.len() <= 64 {
+            // `fakesecret`, `my-dummy-token`, `EXAMPLEKEY`: a value that says it is not real.
+            let lower = v.to_ascii_lowercase();
+            if self
+                .placeholder_parts
+                .iter()
+                .any(|p| memchr::memmem::find(&lower, p.as_bytes()).is_some())
             {
                 return true;
             }

@@ -575,12 +575,12 @@ def assignment(
         first = d[start : value.first_end]
         if values.is_placeholder(first) or (value.first_end < end and values.is_prose_lead(first)):
             return None
-    if not value.quoted and _names_its_key(d, key, value, clause, keys):
+    if not value.quoted and _names_its_key(d, key, value, keys):
         return None
     return _whole_clause(d, value, memo), kind
 
 
-def _names_its_key(d: bytes, key: tuple[int, int], value: Value, clause: bool, keys: KeyPolicy) -> bool:
+def _names_its_key(d: bytes, key: tuple[int, int], value: Value, keys: KeyPolicy) -> bool:
     """extend.rs names_its_key."""
     text = d[value.start : value.end]
     camel = (
@@ -591,8 +591,7 @@ def _names_its_key(d: bytes, key: tuple[int, int], value: Value, clause: bool, k
         and any(is_upper(b) for b in text[1:])
         and any(is_lower(b) for b in text)
     )
-    in_clause = clause and value.first_end < value.end and len(text) <= 256
-    if not camel and not in_clause:
+    if not camel:
         return False
     words = keys.words(d[key[0] : key[1]])
     if not words or len(words[-1]) < 3:

@@ -137,6 +137,11 @@ class KeyPolicy:
                 sub, kind = found
                 refused = i > 0 and words[i - 1] in self.not_after.get(sub, ())
                 return None if refused or described(i + 1) else (kind, True)
+        if len(words) >= 2:
+            joined = "".join(words)
+            hit = next((kind for sub, kind in self.substrings if sub in joined), None)
+            if hit is not None and not any(w in self.describing for w in words):
+                return hit, True
         if last in ("id", "ids") and prev in self.credential_ids:
             return "SECRET", True
         if len(words) >= 2 and any(w in self.providers for w in rest) and last in self.provider_finals:

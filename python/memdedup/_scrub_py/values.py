@@ -142,6 +142,7 @@ class ValuePolicy:
         self.template_first = frozenset(p.encode()[0] for p in raw["template_prefixes"])
         self.prose_stopwords = frozenset(raw["prose_stopwords"])
         self.prose_leaders = frozenset(raw["prose_leaders"])
+        self.placeholder_parts: tuple[bytes, ...] = tuple(p.encode() for p in raw["placeholder_parts"])
         self.reference_prefixes: tuple[str, ...] = tuple(raw["reference_prefixes"])
         self.path_extensions = frozenset(raw["path_extensions"])
         self.longest = max(len(w) for w in (*self.placeholders, *self.prose_stopwords, *self.prose_leaders))
@@ -170,6 +171,10 @@ class ValuePolicy:
             if template_end(d, s, e) == e:
                 return True
             if ascii_lower(d[s : min(e, s + _HEAD)]).startswith(self.word_prefixes):
+                return True
+        if e - s <= 64:
+            lower = d[s:e].lower()
+            if any(p in lower for p in self.placeholder_parts):
                 return True
         mask = self._mask.match(d, s, e)
         if mask is not None and mask.end() == e and len(d[s:e].decode()) >= self.mask_min_len:
