@@ -1,4 +1,5 @@
-"""Credential scrubbing per class of shape: secrets removed and clean negatives altered, beside detect-secrets.
+"""Credential scrubbing per class of shape: secrets removed and clean negatives altered, beside
+detect-secrets.
 
     python benches/bench_scrub_classes.py [--seed 0] [--per-class 0] [--examples 0] [--json]
 
@@ -14,7 +15,8 @@ Figures per class:
   whole secret, but every 8-character window of it (a part left in clear is a leak);
 - *altered*: the share of clean negatives the scrubber changes at all;
 - *detect-secrets*: the share of the same strings detect-secrets 1.5 flags as ``detect-secrets scan``
-  would in a file (its default plugins and filters, line by line). It only detects, so on positives it is an upper bound for a scrubber built on it.
+  would in a file (its default plugins and filters, line by line). It only detects, so on positives it
+  is an upper bound for a scrubber built on it.
 
 The ``record`` class holds the texts of one record (a label, its properties' values, the turn's chat
 messages): the secret is said with its key in one of them and repeated bare in another. It is scrubbed
@@ -69,7 +71,11 @@ def token(rng: random.Random, n: int | None = None, extra: str = "") -> str:
     n = n or rng.randint(20, 48)
     while True:
         value = _pick(rng, ALNUM + extra, n)
-        if any(c in UPPER for c in value) and any(c in LOWER for c in value) and any(c in DIGITS for c in value):
+        if (
+            any(c in UPPER for c in value)
+            and any(c in LOWER for c in value)
+            and any(c in DIGITS for c in value)
+        ):
             if value[0] not in "-_" and value[-1] not in "-_":
                 return value
 
@@ -98,7 +104,10 @@ def word(rng: random.Random) -> str:
 def password(rng: random.Random) -> str:
     """A password a person picks: words, digits and a symbol, mixed case."""
     shapes = (
-        lambda: f"{word(rng)}{rng.randint(10, 99)}-{word(rng).capitalize()}-{word(rng).capitalize()}-{rng.randint(10, 99)}",
+        lambda: (
+            f"{word(rng)}{rng.randint(10, 99)}-{word(rng).capitalize()}-{word(rng).capitalize()}"
+            f"-{rng.randint(10, 99)}"
+        ),
         lambda: f"{word(rng).capitalize()}{rng.choice('!@#$%&*')}{rng.randint(1000, 9999)}{word(rng)}",
         lambda: token(rng, rng.randint(12, 18), "!@#%^&*+"),
         lambda: f"{word(rng)}_{word(rng)}.{rng.randint(100, 999)}{rng.choice('!?#')}",
@@ -147,7 +156,8 @@ def contexts(rng: random.Random, snippet: str, multiline_ok: bool = True) -> lis
     ]
     if one_line:
         out += [
-            f"2024-05-0{rng.randint(1, 9)}T12:0{rng.randint(0, 9)}:13Z INFO worker[{rng.randint(10, 99)}]: {snippet}",
+            f"2024-05-0{rng.randint(1, 9)}T12:0{rng.randint(0, 9)}:13Z INFO worker[{rng.randint(10, 99)}]: "
+            + snippet,
             f"> {snippet}",
             f"Step 3: {snippet} (then restart)",
         ]
@@ -166,7 +176,9 @@ def _copies(rng: random.Random) -> Iterator[Vector]:
         s = token(rng, 32)
         yield Vector("copy", (f"token = '{s}' | '{s}'",), (s,))
         s = token(rng)
-        yield Vector("copy", (json.dumps({"api_key": s, "note": f"rotated, the old one was not {s[:0]}{s}"}),), (s,))
+        yield Vector(
+            "copy", (json.dumps({"api_key": s, "note": f"rotated, the old one was not {s[:0]}{s}"}),), (s,)
+        )
         s = token(rng, 40)
         yield Vector("copy", (f"SECRET_KEY={s}\n# {s} is the one in prod\nDEBUG=false",), (s,))
         p = password(rng)
@@ -180,7 +192,10 @@ def _record(rng: random.Random) -> Iterator[Vector]:
         s = token(rng)
         yield Vector(
             "record",
-            (f"set api_key={s} for the staging service", f"the staging service key is live; it starts with {s}"),
+            (
+                f"set api_key={s} for the staging service",
+                f"the staging service key is live; it starts with {s}",
+            ),
             (s,),
         )
         p = password(rng)
@@ -218,9 +233,13 @@ def _logs(rng: random.Random) -> Iterator[Vector]:
     for _ in range(3):
         p, s, h, pw = provider(rng), token(rng), lowkey(rng, 40), password(rng)
         for snippet, secret in (
-            (f"[INFO] Sending request to the {p} API\n[DEBUG] Using Key={s}\n[INFO] Response received: 200 OK", s),
+            (
+                f"[INFO] Sending request to the {p} API\n[DEBUG] Using Key={s}\n"
+                "[INFO] Response received: 200 OK",
+                s,
+            ),
             (f"[INFO] Sending request to {p} API\n[DEBUG] Using API_KEY={h}\n[INFO] done", h),
-            (f"level=info msg=\"auth ok\" token={s} user=dana", s),
+            (f'level=info msg="auth ok" token={s} user=dana', s),
             (f"2024-01-02 10:11:12 DEBUG client: apiKey={s}; retrying", s),
             (f"INFO auth: secret={s} scope=read", s),
             (f"WARN using password={pw} from env", pw),
@@ -266,7 +285,11 @@ def _blocks(rng: random.Random) -> Iterator[Vector]:
             (f"//registry.npmjs.org/:_authToken={s}", s),
             (f"ENV {p.upper()}_TOKEN={s}", s),
             (f"env:\n  - name: DB_PASSWORD\n    value: {pw}\n  - name: LOG_LEVEL\n    value: info", pw),
-            (f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: {p}\ntype: Opaque\ndata:\n  credentials: {data}\n", data),
+            (
+                f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: {p}\ntype: Opaque\n"
+                f"data:\n  credentials: {data}\n",
+                data,
+            ),
             (f"kind: Secret\nstringData:\n  {p}-key: {s}\n", s),
             (f"db.password={pw}\ndb.user=app", pw),
             (f"{p}:\n  api_key: {s}\n  region: us-east-1", s),
@@ -491,7 +514,7 @@ def _references(rng: random.Random) -> Iterator[str]:
         "password: %(db_password)s",
         "password = self.password",
         "TOKEN=${{ secrets.TOKEN }}",
-        "apiKey := os.Getenv(\"API_KEY\")",
+        'apiKey := os.Getenv("API_KEY")',
         "let token = req.headers.authorization;",
     ):
         yield from contexts(rng, snippet)
@@ -509,7 +532,7 @@ def _placeholders(rng: random.Random) -> Iterator[str]:
         "token: null",
         'my_password = ""',
         "client_secret = '<redacted>'",
-        "theapikey := \"somefakekey\"",
+        'theapikey := "somefakekey"',
         "password = 'dummy'",
         "secret: TODO",
         "apiKey: ''",
@@ -592,9 +615,9 @@ def _public(rng: random.Random) -> Iterator[str]:
             f"request_id={hexkey(rng, 32)}",
             f"trace_id: {hexkey(rng, 32)}",
             f"uuid: {hexkey(rng, 8)}-{hexkey(rng, 4)}-4{hexkey(rng, 3)}-a{hexkey(rng, 3)}-{hexkey(rng, 12)}",
-            f"etag: \"{hexkey(rng, 32)}\"",
+            f'etag: "{hexkey(rng, 32)}"',
             f"checksum: md5:{hexkey(rng, 32)}",
-            f"public_key_pem = \"-----BEGIN PUBLIC KEY-----\\n{b64(rng, 40)}\\n-----END PUBLIC KEY-----\"",
+            f'public_key_pem = "-----BEGIN PUBLIC KEY-----\\n{b64(rng, 40)}\\n-----END PUBLIC KEY-----"',
             f"publishable key pk_live_{token(rng, 24)}",
             f"image: app@sha256:{hexkey(rng, 64)}",
             f"git checkout {hexkey(rng, 12)}",
@@ -714,7 +737,9 @@ def measure(vs: list[Vector], examples: int = 0) -> dict[str, dict[str, float]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--per-class", type=int, default=0, help="vectors kept per class (0: all)")
     parser.add_argument("--examples", type=int, default=0, help="misses shown per class (on stderr)")

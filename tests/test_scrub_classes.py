@@ -17,7 +17,7 @@ import pytest
 from memdedup.scrub import CredentialScrubber
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benches"))
-import bench_scrub_classes as classes  # noqa: E402
+import bench_scrub_classes as classes
 
 VECTORS = classes.vectors(seed=36, per_class=40)
 POSITIVE = sorted({v.cls for v in VECTORS if v.positive})

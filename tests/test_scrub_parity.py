@@ -106,7 +106,7 @@ def test_both_engines_keep_the_same_values(kind: str, value: str, quoted: bool) 
 
 
 @settings(max_examples=n_examples(300))
-@given(_TEXT, st.lists(st.sampled_from(_PIECES + ["hunter2x", "Zq8vH5jK2mNp4QrT7wXy", "4821"]), max_size=3))
+@given(_TEXT, st.lists(st.sampled_from([*_PIECES, "hunter2x", "Zq8vH5jK2mNp4QrT7wXy", "4821"]), max_size=3))
 def test_both_engines_redact_the_same_copies_of_known_values(text: str, values: list[str]) -> None:
     known = [(value, "assignment", "PASSWORD") for value in values]
     assert PYTHON.scan(text, False, known) == RUST.scan(text, False, known)

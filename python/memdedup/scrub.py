@@ -28,6 +28,7 @@ Scrubbing is idempotent: a placeholder never matches a rule, so ``scrub(scrub(x)
 
 from __future__ import annotations
 
+import copy
 import re
 import tomllib
 import warnings
@@ -392,7 +393,7 @@ class CredentialScrubber:
         scrubber scrubs, whatever surrounds the copy. Its :attr:`secrets` lists them (what a store may
         remember: :mod:`memdedup.secret_memory`). Never raises on a part it cannot read (it is left
         to the scrubbing to refuse)."""
-        record = CredentialScrubber(pii=self.pii, implementation=self._engine.name)
+        record = copy.copy(self)  # the same class and settings, its own record state
         known: dict[str, Known] = {}
         first: dict[str, list[tuple[int, int, str, str]]] = {}
 
@@ -407,15 +408,19 @@ class CredentialScrubber:
                 text = clean_text(str.__str__(value))
                 if text not in first:
                     first[text] = found = self._engine.scan(text, self.pii)
-                    for start, end, rule, kind in found:
-                        note(text[start:end], rule, kind)
+                    for start, end, rule, found_kind in found:
+                        note(text[start:end], rule, found_kind)
             elif isinstance(value, Mapping):
                 for key, item in value.items():
                     name = key if isinstance(key, str) else _safe_str(key)
                     visit(name, depth + 1)
-                    kind = self._dropped_kind(name, item)
-                    if kind is not None and isinstance(item, str | int | float) and not isinstance(item, bool):
-                        note(clean_text(str(item)), "assignment", kind)
+                    dropped = self._dropped_kind(name, item)
+                    if (
+                        dropped is not None
+                        and isinstance(item, str | int | float)
+                        and not isinstance(item, bool)
+                    ):
+                        note(clean_text(str(item)), "assignment", dropped)
                     visit(item, depth + 1)
             elif isinstance(value, list | tuple):
                 for item in value:

@@ -131,13 +131,19 @@ class SecretMemory:
 
     def committed(self) -> None:
         """After a commit: when a learn rewrote earlier text, checkpoint the WAL so the old pages (the
-        text in clear) leave it. Best effort: a reader holding the WAL defers it to a later checkpoint."""
-        if self.rewrote:
-            self.rewrote = False
-            try:
-                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
-            except sqlite3.Error:
-                pass
+        text in clear) leave it. It never waits: a reader holding the WAL open defers it to a later
+        checkpoint (docs/scrub.md, "Store-wide memory")."""
+        if not self.rewrote:
+            return
+        self.rewrote = False
+        (timeout,) = self._conn.execute("PRAGMA busy_timeout").fetchone()
+        try:
+            self._conn.execute("PRAGMA busy_timeout = 0")
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        except sqlite3.Error:
+            pass
+        finally:
+            self._conn.execute(f"PRAGMA busy_timeout = {int(timeout)}")
 
     def __len__(self) -> int:
         self.refresh()

@@ -160,7 +160,10 @@ fn credential_value_kept(kind: &str, value: &Bound<'_, PyAny>, quoted: bool) -> 
 fn credential_key_class(name: &Bound<'_, PyAny>) -> PyResult<Option<(&'static str, bool)>> {
     let det = the_detector()?;
     with_bytes(as_str(name, "name")?, |bytes| {
-        Ok(det.keys().classify_key(bytes).map(|h| (h.class.name(), h.weak)))
+        Ok(det
+            .keys()
+            .classify_key(bytes)
+            .map(|h| (h.class.name(), h.weak)))
     })
 }
 
@@ -168,7 +171,9 @@ fn credential_key_class(name: &Bound<'_, PyAny>) -> PyResult<Option<(&'static st
 #[pyfunction]
 fn credential_value_random(value: &Bound<'_, PyAny>) -> PyResult<bool> {
     let det = the_detector()?;
-    with_bytes(as_str(value, "value")?, |bytes| Ok(det.values().looks_random(bytes)))
+    with_bytes(as_str(value, "value")?, |bytes| {
+        Ok(det.values().looks_random(bytes))
+    })
 }
 
 /// The estimated bits of a value a store may remember (0.0: never): `memory.rs secret_bits`.
@@ -180,7 +185,11 @@ fn secret_bits(value: &Bound<'_, PyAny>) -> PyResult<f64> {
 /// The spans of `text` a remembered value could occupy: code-point `(start, end)` pairs whose length
 /// is one of `lengths` and whose estimate reaches `min_bits` (`memory.rs secret_spans`).
 #[pyfunction]
-fn secret_spans(text: &Bound<'_, PyAny>, lengths: Vec<usize>, min_bits: f64) -> PyResult<Vec<(usize, usize)>> {
+fn secret_spans(
+    text: &Bound<'_, PyAny>,
+    lengths: Vec<usize>,
+    min_bits: f64,
+) -> PyResult<Vec<(usize, usize)>> {
     let mut lengths = lengths;
     lengths.sort_unstable();
     lengths.dedup();

@@ -217,6 +217,8 @@ pub enum Check {
     ProviderValue,
     /// The secret must look random ([`ValuePolicy::looks_random`](super::values::ValuePolicy::looks_random)).
     RandomValue,
+    /// GitHub's checksum: the last 6 characters are the base62 CRC32 of the 30 before them.
+    GithubCrc32,
 }
 
 /// A rule's second stage: the secret is the first match of `regex` within `within` bytes after the
@@ -402,7 +404,11 @@ fn compile_rule(mut raw: RawRule, providers: &[String]) -> Result<Rule, String> 
         "BY_KEY" => {
             if !matches!(
                 extend,
-                Extend::Assignment | Extend::Flag | Extend::Prose | Extend::Element | Extend::Attribute
+                Extend::Assignment
+                    | Extend::Flag
+                    | Extend::Prose
+                    | Extend::Element
+                    | Extend::Attribute
             ) {
                 return Err(format!("rule {id}: kind BY_KEY needs a key extender"));
             }
@@ -422,6 +428,7 @@ fn compile_rule(mut raw: RawRule, providers: &[String]) -> Result<Rule, String> 
         Some("random_body") => Check::RandomBody,
         Some("provider_value") => Check::ProviderValue,
         Some("random_value") => Check::RandomValue,
+        Some("github_crc32") => Check::GithubCrc32,
         Some(other) => return Err(format!("rule {id}: unknown check {other:?}")),
     };
     if raw
@@ -444,7 +451,9 @@ fn compile_rule(mut raw: RawRule, providers: &[String]) -> Result<Rule, String> 
         (None, None) => None,
     };
     if key_group.is_some() != (extend == Extend::Attribute) {
-        return Err(format!("rule {id}: a key group goes with the attribute extender, and only with it"));
+        return Err(format!(
+            "rule {id}: a key group goes with the attribute extender, and only with it"
+        ));
     }
     Ok(Rule {
         key_group,

@@ -11,8 +11,8 @@
 
 use super::catalogue::ByteSet;
 use super::keys::{KeyClass, KeyHit, KeyPolicy};
-use super::values::{template_end, ValuePolicy, SHAPE_MAX};
 use super::scan::PLACEHOLDER;
+use super::values::{template_end, ValuePolicy, SHAPE_MAX};
 
 /// The most words a passphrase runs to.
 pub const MAX_CLAUSE_WORDS: usize = 16;
@@ -248,8 +248,10 @@ pub fn opens_quote(hay: &[u8], pos: usize) -> bool {
 /// A string literal's prefix before its quote: `@"..."` (Objective-C, C#), `r"..."`, `b'...'`,
 /// `u"..."`, `f"..."`, `L"..."`: the value is the quoted string after it.
 fn literal_prefix(hay: &[u8], pos: usize) -> bool {
-    matches!(hay.get(pos), Some(b'@' | b'r' | b'b' | b'u' | b'f' | b'L' | b'R'))
-        && matches!(hay.get(pos + 1), Some(b'"' | b'\''))
+    matches!(
+        hay.get(pos),
+        Some(b'@' | b'r' | b'b' | b'u' | b'f' | b'L' | b'R')
+    ) && matches!(hay.get(pos + 1), Some(b'"' | b'\''))
 }
 
 /// A YAML block scalar's indicator at `pos` (`|`, `>`, `|-`, `>+`, `|2`), then only blanks to the
@@ -278,7 +280,10 @@ fn line_indent(hay: &[u8], pos: usize) -> usize {
         .iter()
         .rposition(|b| *b == b'\n')
         .map_or(0, |i| i + 1);
-    hay[line..].iter().take_while(|b| matches!(b, b' ' | b'\t')).count()
+    hay[line..]
+        .iter()
+        .take_while(|b| matches!(b, b' ' | b'\t'))
+        .count()
 }
 
 /// Whether the line content at `p` reads as a YAML mapping entry (`name: ...`, `- name: ...`).
@@ -294,7 +299,9 @@ fn mapping_line(hay: &[u8], p: usize) -> bool {
         .count();
     name > 0
         && hay.get(i + name) == Some(&b':')
-        && hay.get(i + name + 1).is_none_or(|b| b.is_ascii_whitespace())
+        && hay
+            .get(i + name + 1)
+            .is_none_or(|b| b.is_ascii_whitespace())
 }
 
 /// The content of a YAML block scalar whose first line starts at `from`, under a key indented
@@ -304,7 +311,10 @@ fn block_value(hay: &[u8], from: usize, indent: usize) -> Option<(usize, usize)>
     let (mut first, mut last) = (None, 0);
     let mut line = from;
     while line < hay.len() {
-        let blanks = hay[line..].iter().take_while(|b| matches!(b, b' ' | b'\t')).count();
+        let blanks = hay[line..]
+            .iter()
+            .take_while(|b| matches!(b, b' ' | b'\t'))
+            .count();
         let content = line + blanks;
         let eol = memchr::memchr(b'\n', &hay[content..]).map_or(hay.len(), |i| content + i);
         let mut end = eol;
@@ -427,7 +437,6 @@ pub fn read_value(
         capped,
     })
 }
-
 
 /// A clause from `pos`: its end, its first word's end, and whether it stopped at `max_words` with
 /// more to read.
@@ -574,7 +583,11 @@ fn after_type(hay: &[u8], at: usize, keys: &KeyPolicy) -> Option<usize> {
     if hay.get(i) == Some(&b'&') {
         i += 1;
     }
-    let word = hay[i..].iter().take(24).take_while(|b| b.is_ascii_alphanumeric() || **b == b'_').count();
+    let word = hay[i..]
+        .iter()
+        .take(24)
+        .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+        .count();
     if word == 0 || !keys.is_type(&hay[i..i + word]) {
         return None;
     }
@@ -589,7 +602,13 @@ fn after_type(hay: &[u8], at: usize, keys: &KeyPolicy) -> Option<usize> {
         return None;
     }
     i += 1;
-    Some(i + hay[i..].iter().take(8).take_while(|b| matches!(b, b' ' | b'\t')).count())
+    Some(
+        i + hay[i..]
+            .iter()
+            .take(8)
+            .take_while(|b| matches!(b, b' ' | b'\t'))
+            .count(),
+    )
 }
 
 /// `KEY<sep>value` (or `--key value` when `flag`): the value, if the key is credential-named and the
@@ -618,7 +637,10 @@ pub fn assignment(
     // A flag starts a word of a command line: after a blank, a quote, `(` or at the start.
     if flag
         && key.0 > 0
-        && !matches!(super::scan::byte_before(hay, key.0), b' ' | b'\t' | b'\n' | b'\r' | b'"' | b'\'' | b'(' | b'`')
+        && !matches!(
+            super::scan::byte_before(hay, key.0),
+            b' ' | b'\t' | b'\n' | b'\r' | b'"' | b'\'' | b'(' | b'`'
+        )
     {
         return None;
     }
@@ -704,7 +726,10 @@ pub fn assignment(
         return None;
     }
     // `key="Password" value="..."`: a name/value pair's name, not a key's value (name-value-pair).
-    if value.quoted && hay[key.0..key.1].eq_ignore_ascii_case(b"key") && names_a_value(hay, value.end + 1) {
+    if value.quoted
+        && hay[key.0..key.1].eq_ignore_ascii_case(b"key")
+        && names_a_value(hay, value.end + 1)
+    {
         return None;
     }
     if weak {
@@ -753,11 +778,17 @@ fn names_its_key(hay: &[u8], key: (usize, usize), value: &Value, keys: &KeyPolic
 /// Whether `value=` (or `content=`) follows `at` after blanks: the value of a name/value pair.
 fn names_a_value(hay: &[u8], at: usize) -> bool {
     let rest = &hay[at.min(hay.len())..];
-    let blanks = rest.iter().take(64).take_while(|b| b.is_ascii_whitespace()).count();
+    let blanks = rest
+        .iter()
+        .take(64)
+        .take_while(|b| b.is_ascii_whitespace())
+        .count();
     let rest = &rest[blanks..];
     blanks > 0
         && [&b"value"[..], b"content"].iter().any(|w| {
-            rest.len() > w.len() && rest[..w.len()].eq_ignore_ascii_case(w) && matches!(rest[w.len()], b'=' | b':')
+            rest.len() > w.len()
+                && rest[..w.len()].eq_ignore_ascii_case(w)
+                && matches!(rest[w.len()], b'=' | b':')
         })
 }
 

@@ -290,7 +290,10 @@ impl KeyPolicy {
     /// Whether `word` is a type word (`string`, `str`): in `apiToken: string = "..."` the value
     /// follows the `=`.
     pub fn is_type(&self, word: &[u8]) -> bool {
-        word.len() <= 24 && self.types.contains(&String::from_utf8_lossy(word).to_ascii_lowercase())
+        word.len() <= 24
+            && self
+                .types
+                .contains(&String::from_utf8_lossy(word).to_ascii_lowercase())
     }
 
     /// The words a key is judged by, as strings.
@@ -392,7 +395,11 @@ impl KeyPolicy {
         for end in (1..words.len()).rev() {
             if let Some(class) = self.classify_words(&words[..end]) {
                 let qualified = words[end..].iter().all(wordy);
-                return if described(end) || !qualified { None } else { weak(class) };
+                return if described(end) || !qualified {
+                    None
+                } else {
+                    weak(class)
+                };
             }
         }
         // A credential word inside one word: `theapikey`, `fooapikeyfoo`, `mypassword2`.
@@ -400,20 +407,32 @@ impl KeyPolicy {
             if self.describing.contains(word) {
                 continue; // `tokenizer`, `secretary`: a word of its own
             }
-            if let Some((sub, class)) = self.substrings.iter().find(|(s, _)| word.contains(s.as_str())) {
+            if let Some((sub, class)) = self
+                .substrings
+                .iter()
+                .find(|(s, _)| word.contains(s.as_str()))
+            {
                 // `max_tokens`: what refuses the word refuses the word inside it.
                 let refused = i > 0
                     && self
                         .not_after
                         .get(sub)
                         .is_some_and(|l| l.contains(words[i - 1]));
-                return if refused || described(i + 1) { None } else { weak(*class) };
+                return if refused || described(i + 1) {
+                    None
+                } else {
+                    weak(*class)
+                };
             }
         }
         // A credential word across the words of one name: `fooprivate_keyfoo` (private key).
         if words.len() >= 2 {
             let joined: String = words.concat();
-            if let Some((_, class)) = self.substrings.iter().find(|(s, _)| joined.contains(s.as_str())) {
+            if let Some((_, class)) = self
+                .substrings
+                .iter()
+                .find(|(s, _)| joined.contains(s.as_str()))
+            {
                 if !words.iter().any(|w| self.describing.contains(w)) {
                     return weak(*class);
                 }

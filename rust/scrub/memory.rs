@@ -26,7 +26,7 @@ pub const MEMORY_MAX_LEN: usize = 512;
 /// The fewest letters a remembered value holds (a timestamp or a number has fewer).
 pub const MEMORY_MIN_LETTERS: usize = 4;
 
-const LOG2_10: f64 = 3.321_928_094_887_362;
+use std::f64::consts::LOG2_10;
 const LOG2_26: f64 = 4.700_439_718_141_092;
 const LOG2_52: f64 = 5.700_439_718_141_092;
 /// A dictionary word: one of 8,192.
@@ -44,7 +44,10 @@ fn trailing(b: u8) -> bool {
 }
 
 fn vowel(b: u8) -> bool {
-    matches!(b.to_ascii_lowercase(), b'a' | b'e' | b'i' | b'o' | b'u' | b'y')
+    matches!(
+        b.to_ascii_lowercase(),
+        b'a' | b'e' | b'i' | b'o' | b'u' | b'y'
+    )
 }
 
 /// Whether a run of letters reads like a word: 3+ letters, one case (or Capitalized), a vowel, and
@@ -90,9 +93,14 @@ pub fn secret_bits(v: &[u8]) -> f64 {
             }
             let run = &v[start..i];
             let n = run.len() as f64;
-            let mixed = run.iter().any(u8::is_ascii_uppercase) && run.iter().any(u8::is_ascii_lowercase);
+            let mixed =
+                run.iter().any(u8::is_ascii_uppercase) && run.iter().any(u8::is_ascii_lowercase);
             let random = n * if mixed { LOG2_52 } else { LOG2_26 };
-            structured += if word_like(run) { random.min(WORD_BITS) } else { random };
+            structured += if word_like(run) {
+                random.min(WORD_BITS)
+            } else {
+                random
+            };
         } else if b.is_ascii_digit() {
             let start = i;
             while i < v.len() && v[i].is_ascii_digit() {

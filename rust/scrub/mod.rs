@@ -24,8 +24,8 @@ use std::sync::OnceLock;
 
 pub use catalogue::{ByteSet, Catalogue, Extend, Rule};
 pub use keys::{split_words, KeyClass, KeyHit, KeyPolicy};
-pub use values::ValuePolicy;
 pub use scan::{entropy, merge, Detector, Finding, Known};
+pub use values::ValuePolicy;
 
 /// The bundled catalogue's text.
 pub const CATALOGUE: &str = include_str!("../../python/memdedup/data/secret_rules.toml");

@@ -14,8 +14,8 @@ use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 
 use super::catalogue::{Catalogue, Check, Extend, Rule};
 use super::extend::{self, Cover, Memo, Value};
-use super::shapes;
 use super::keys::{KeyClass, KeyPolicy};
+use super::shapes;
 use super::values::ValuePolicy;
 
 /// How every placeholder starts (`[REDACTED:KIND]`).
@@ -119,7 +119,12 @@ fn word_byte(b: u8) -> bool {
 
 /// `found` (merged) and every copy of each value it holds, and of each `known` value, merged again.
 /// One Aho-Corasick pass, leftmost-longest: linear in the text and the values.
-pub fn copies(hay: &[u8], found: Vec<Finding>, known: &[Known], placeholders: &[usize]) -> Vec<Finding> {
+pub fn copies(
+    hay: &[u8],
+    found: Vec<Finding>,
+    known: &[Known],
+    placeholders: &[usize],
+) -> Vec<Finding> {
     let mut values: Vec<(&[u8], usize, usize)> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let own = found.iter().map(|f| (&hay[f.start..f.end], f.rule, f.kind));
@@ -127,9 +132,17 @@ pub fn copies(hay: &[u8], found: Vec<Finding>, known: &[Known], placeholders: &[
     for (value, rule, kind) in own.chain(other) {
         // A value read up to a sentence's mark (`my password is X!`) is searched without it too.
         let bare = value.trim_ascii_end();
-        let bare = &bare[..bare.len() - bare.iter().rev().take_while(|b| matches!(b, b'!' | b'?' | b'.')).count()];
+        let bare = &bare[..bare.len()
+            - bare
+                .iter()
+                .rev()
+                .take_while(|b| matches!(b, b'!' | b'?' | b'.'))
+                .count()];
         for v in [value, bare] {
-            if (COPY_MIN..=COPY_MAX).contains(&v.len()) && (v.len() == value.len() || v.len() >= COPY_WORD) && seen.insert(v) {
+            if (COPY_MIN..=COPY_MAX).contains(&v.len())
+                && (v.len() == value.len() || v.len() >= COPY_WORD)
+                && seen.insert(v)
+            {
                 values.push((v, rule, kind));
             }
         }
@@ -149,7 +162,8 @@ pub fn copies(hay: &[u8], found: Vec<Finding>, known: &[Known], placeholders: &[
         let (start, end) = (m.start(), m.end());
         let (value, rule, kind) = values[m.pattern().as_usize()];
         if value.len() < COPY_WORD
-            && ((start > 0 && word_byte(hay[start - 1])) || (end < hay.len() && word_byte(hay[end])))
+            && ((start > 0 && word_byte(hay[start - 1]))
+                || (end < hay.len() && word_byte(hay[end])))
         {
             continue;
         }
@@ -185,7 +199,8 @@ pub fn public_ranges(hay: &[u8]) -> Vec<(usize, usize)> {
         }
         // The END marker after `at` (one search serves every BEGIN before it; usize::MAX: none).
         if next_end.is_none_or(|e| e < at) {
-            next_end = Some(memchr::memmem::find(&hay[at..], b"-----END ").map_or(usize::MAX, |i| at + i));
+            next_end =
+                Some(memchr::memmem::find(&hay[at..], b"-----END ").map_or(usize::MAX, |i| at + i));
         }
         let end = match next_end.filter(|&e| e != usize::MAX) {
             Some(e) => {
@@ -257,24 +272,54 @@ fn secret_kind_lines(hay: &[u8]) -> Vec<usize> {
 fn provider_cue(gap: &[u8]) -> bool {
     let lower = gap.to_ascii_lowercase();
     const PUBLIC: [&[u8]; 18] = [
-        b"sha", b"commit", b"hash", b"digest", b"checksum", b"uuid", b"guid", b"fingerprint",
-        b"etag", b"request", b"trace", b"span", b"build", b"version", b"release", b"order",
-        b"invoice", b"transaction",
+        b"sha",
+        b"commit",
+        b"hash",
+        b"digest",
+        b"checksum",
+        b"uuid",
+        b"guid",
+        b"fingerprint",
+        b"etag",
+        b"request",
+        b"trace",
+        b"span",
+        b"build",
+        b"version",
+        b"release",
+        b"order",
+        b"invoice",
+        b"transaction",
     ];
-    if PUBLIC.iter().any(|w| memchr::memmem::find(&lower, w).is_some()) {
+    if PUBLIC
+        .iter()
+        .any(|w| memchr::memmem::find(&lower, w).is_some())
+    {
         return false;
     }
-    let tail = lower
-        .iter()
-        .rev()
-        .find(|b| !matches!(b, b' ' | b'\t' | b'"' | b'\'' | b'`' | b'(' | b'[' | b'\n' | b'\r'));
+    let tail = lower.iter().rev().find(|b| {
+        !matches!(
+            b,
+            b' ' | b'\t' | b'"' | b'\'' | b'`' | b'(' | b'[' | b'\n' | b'\r'
+        )
+    });
     if matches!(tail, Some(b'=' | b':')) {
         return true;
     }
     const NAMES: [&[u8]; 9] = [
-        b"key", b"token", b"secret", b"passw", b"credential", b"auth", b"bearer", b"apikey", b"pwd",
+        b"key",
+        b"token",
+        b"secret",
+        b"passw",
+        b"credential",
+        b"auth",
+        b"bearer",
+        b"apikey",
+        b"pwd",
     ];
-    NAMES.iter().any(|w| memchr::memmem::find(&lower, w).is_some())
+    NAMES
+        .iter()
+        .any(|w| memchr::memmem::find(&lower, w).is_some())
 }
 
 /// Shannon entropy of a byte string, in bits per byte.
@@ -743,6 +788,11 @@ impl Detector {
                 }
             }
             Check::RandomBody => {} // checked above
+            Check::GithubCrc32 => {
+                if !github_checksum(secret) {
+                    return None;
+                }
+            }
             Check::ProviderValue | Check::RandomValue => {
                 if !self.values.looks_random(secret) {
                     return None;
@@ -879,6 +929,38 @@ pub fn random_body(secret: &[u8]) -> bool {
         && run.iter().any(u8::is_ascii_digit)
         && run.iter().any(u8::is_ascii_alphabetic)
         && entropy(run) > 4.0
+}
+
+/// CRC-32 (IEEE 802.3, reflected), bit by bit: a token's 30 bytes, once per candidate.
+pub fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in bytes {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
+        }
+    }
+    !crc
+}
+
+/// Whether a GitHub token's last 6 characters are the base62 (`0-9A-Za-z`) CRC32 of the 30 random
+/// characters after its `gh?_` prefix, zero-padded: GitHub's own check that a token is well formed.
+pub fn github_checksum(token: &[u8]) -> bool {
+    const DIGITS: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    let Some(body) = token.get(4..) else {
+        return false;
+    };
+    if body.len() != 36 {
+        return false;
+    }
+    let (random, check) = body.split_at(30);
+    let mut n = crc32(random);
+    let mut want = [b'0'; 6];
+    for slot in want.iter_mut().rev() {
+        *slot = DIGITS[(n % 62) as usize];
+        n /= 62;
+    }
+    n == 0 && want == check
 }
 
 /// Whether `at` lies inside a placeholder (`[REDACTED:KIND]`, its kind at most 48 bytes), past its

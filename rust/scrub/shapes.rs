@@ -154,11 +154,15 @@ pub fn secret_data(hay: &[u8], header: usize, from: usize) -> (Vec<(usize, usize
                 start += 1;
             }
             let mut stop = end;
-            if stop > start + 1 && matches!(hay[start], b'"' | b'\'') && hay[stop - 1] == hay[start] {
+            if stop > start + 1 && matches!(hay[start], b'"' | b'\'') && hay[stop - 1] == hay[start]
+            {
                 start += 1;
                 stop -= 1;
             }
-            if matches!(&hay[start..stop], b"|" | b">" | b"|-" | b">-" | b"|+" | b">+") {
+            if matches!(
+                &hay[start..stop],
+                b"|" | b">" | b"|-" | b">-" | b"|+" | b">+"
+            ) {
                 scalar = Some(blanks);
             } else if stop > start {
                 out.push((start, stop));

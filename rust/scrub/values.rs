@@ -162,11 +162,7 @@ fn nests(v: &[u8]) -> bool {
             b'(' => stack.push(b')'),
             b'[' => stack.push(b']'),
             b'{' => stack.push(b'}'),
-            b')' | b']' | b'}' => {
-                if stack.pop() != Some(b) {
-                    return false;
-                }
-            }
+            b')' | b']' | b'}' if stack.pop() != Some(b) => return false,
             _ => {}
         }
     }
@@ -176,15 +172,17 @@ fn nests(v: &[u8]) -> bool {
 /// A piece of a path: words (one case, or Capitalized) and numbers joined by `.` `_` `-` `~` (a
 /// directory, `db_password.txt`, `id_rsa`, `.ssh`), not random characters (a base64 secret holds `/`).
 fn is_wordy_piece(piece: &[u8]) -> bool {
-    piece.split(|b| matches!(b, b'.' | b'_' | b'-' | b'~' | b'@')).all(|word| {
-        // Letters then digits: `ed25519`, `python3`, `v2`.
-        let letters = word.iter().take_while(|b| b.is_ascii_alphabetic()).count();
-        let (alpha, digits) = word.split_at(letters);
-        word.len() <= 3
-            || (digits.iter().all(u8::is_ascii_digit)
-                && (alpha.iter().skip(1).all(|b| !b.is_ascii_uppercase())
-                    || alpha.iter().all(|b| !b.is_ascii_lowercase())))
-    })
+    piece
+        .split(|b| matches!(b, b'.' | b'_' | b'-' | b'~' | b'@'))
+        .all(|word| {
+            // Letters then digits: `ed25519`, `python3`, `v2`.
+            let letters = word.iter().take_while(|b| b.is_ascii_alphabetic()).count();
+            let (alpha, digits) = word.split_at(letters);
+            word.len() <= 3
+                || (digits.iter().all(u8::is_ascii_digit)
+                    && (alpha.iter().skip(1).all(|b| !b.is_ascii_uppercase())
+                        || alpha.iter().all(|b| !b.is_ascii_lowercase())))
+        })
 }
 
 /// An identifier written the way code names things: `snake_case`, `SCREAMING_SNAKE`, whose pieces
@@ -297,8 +295,11 @@ impl ValuePolicy {
                 return true;
             }
         }
-        if v.len() <= 64 {
-            // `fakesecret`, `my-dummy-token`, `EXAMPLEKEY`: a value that says it is not real.
+        let one_case =
+            !(v.iter().any(u8::is_ascii_uppercase) && v.iter().any(u8::is_ascii_lowercase));
+        if v.len() <= 64 && one_case {
+            // `fakesecret`, `my-dummy-token`, `EXAMPLEKEY`: a value of words that says it is not real
+            // (AWS's documented `wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY` mixes cases: a key's shape).
             let lower = v.to_ascii_lowercase();
             if self
                 .placeholder_parts
@@ -394,7 +395,10 @@ impl ValuePolicy {
             return false;
         }
         let head = &v[..v.len().min(HEAD)];
-        let scheme = head.iter().take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'.' | b'-')).count();
+        let scheme = head
+            .iter()
+            .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'.' | b'-'))
+            .count();
         if scheme >= 2 && head[0].is_ascii_alphabetic() && head[scheme..].starts_with(b"://") {
             return true;
         }
@@ -411,8 +415,15 @@ impl ValuePolicy {
             || v.starts_with(b"./")
             || v.starts_with(b"../")
             || v.starts_with(b"\\\\")
-            || (v.len() > 3 && v[0].is_ascii_alphabetic() && v[1] == b':' && matches!(v[2], b'\\' | b'/'));
-        let body = if v.len() > 3 && v[1] == b':' { &v[2..] } else { v };
+            || (v.len() > 3
+                && v[0].is_ascii_alphabetic()
+                && v[1] == b':'
+                && matches!(v[2], b'\\' | b'/'));
+        let body = if v.len() > 3 && v[1] == b':' {
+            &v[2..]
+        } else {
+            v
+        };
         let mut slashes = 0;
         let mut last: &[u8] = b"";
         for piece in body.split(|b| matches!(b, b'/' | b'\\')) {
@@ -447,7 +458,10 @@ impl ValuePolicy {
             [] => false,
             [b'!', b, ..] if b.is_ascii_alphabetic() => true,
             [b':' | b'@', rest @ ..] if rest.len() >= 2 => {
-                is_ident(rest) && rest.iter().all(|b| !b.is_ascii_uppercase() && !b.is_ascii_digit())
+                is_ident(rest)
+                    && rest
+                        .iter()
+                        .all(|b| !b.is_ascii_uppercase() && !b.is_ascii_digit())
             }
             _ => {
                 let name_len = v
@@ -512,7 +526,10 @@ impl ValuePolicy {
     pub fn looks_random(&self, value: &[u8]) -> bool {
         let v = trim_ascii(value);
         let v = &v[..v.len().min(SHAPE_MAX)];
-        if v.len() < 8 || v.iter().any(|b| b.is_ascii_whitespace() || matches!(b, b'"' | b'\'' | b'`')) {
+        if v.len() < 8
+            || v.iter()
+                .any(|b| b.is_ascii_whitespace() || matches!(b, b'"' | b'\'' | b'`'))
+        {
             return false;
         }
         let letters = v.iter().filter(|b| b.is_ascii_alphabetic()).count();
@@ -529,7 +546,9 @@ impl ValuePolicy {
         if digits > 0 && digits <= 2 && symbols == 0 {
             // One or two digits among letters: a versioned name (`Version2Handler`) unless the
             // letters change case like random ones do.
-            let pairs = v.windows(2).filter(|w| w[0].is_ascii_alphabetic() && w[1].is_ascii_alphabetic());
+            let pairs = v
+                .windows(2)
+                .filter(|w| w[0].is_ascii_alphabetic() && w[1].is_ascii_alphabetic());
             let (mut total, mut changes) = (0usize, 0usize);
             for w in pairs {
                 total += 1;

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import zlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -42,6 +43,22 @@ RANDOM_MIN_ONE_CASE = 32
 
 def _class(b: int) -> int:
     return 0 if is_upper(b) else 1 if is_lower(b) else 2 if is_digit(b) else 3
+
+
+_BASE62 = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+def github_checksum(token: bytes) -> bool:
+    """scan.rs github_checksum."""
+    body = token[4:]
+    if len(body) != 36:
+        return False
+    n = zlib.crc32(body[:30])
+    want = bytearray(b"000000")
+    for i in range(5, -1, -1):
+        want[i] = _BASE62[n % 62]
+        n //= 62
+    return n == 0 and bytes(want) == body[30:]
 
 
 def random_body(secret: bytes) -> bool:
@@ -184,7 +201,11 @@ def copies(
     for value, rule, kind in [(d[s:e], r, k) for s, e, r, k in found] + list(known):
         bare = value.rstrip(b" \t\n\x0c\r").rstrip(b"!?.")
         for v in (value, bare):
-            if COPY_MIN <= len(v) <= COPY_MAX and (len(v) == len(value) or len(v) >= COPY_WORD) and v not in values:
+            if (
+                COPY_MIN <= len(v) <= COPY_MAX
+                and (len(v) == len(value) or len(v) >= COPY_WORD)
+                and v not in values
+            ):
                 values[v] = (rule, kind)
     if not values:
         return found
@@ -498,6 +519,8 @@ class PyDetector:
         if rule.mixed and not (has(0x41, 0x5A) and has(0x61, 0x7A) and has(0x30, 0x39)):
             return None
         if _has_public_prefix(d[start : min(end, start + 64)], rule.public_prefixes):
+            return None
+        if rule.check == "github_crc32" and not github_checksum(d[start:end]):
             return None
         if rule.check in ("provider_value", "random_value") and not self.values.looks_random_at(
             d, start, end

@@ -172,7 +172,8 @@ class ValuePolicy:
                 return True
             if ascii_lower(d[s : min(e, s + _HEAD)]).startswith(self.word_prefixes):
                 return True
-        if e - s <= 64:
+        one_case = not (any(is_upper(b) for b in d[s:e]) and any(is_lower(b) for b in d[s:e]))
+        if e - s <= 64 and one_case:
             lower = d[s:e].lower()
             if any(p in lower for p in self.placeholder_parts):
                 return True
