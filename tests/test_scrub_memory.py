@@ -138,8 +138,7 @@ def test_a_rewrite_names_plain_identifiers_only() -> None:
         Rewrite("notes; DROP TABLE notes", ("text",))
 
 
-@pytest.mark.parametrize("engine", ENGINES)
-def test_both_engines_estimate_and_find_spans_alike(engine: str) -> None:
+def test_both_engines_estimate_and_find_spans_alike() -> None:
     rust, python = CredentialScrubber(implementation="rust"), CredentialScrubber(implementation="python")
     texts = [
         f"a {SECRET} b key={SECRET}&x t:{SECRET}. ({OTHER}) [{SECRET}]",
@@ -147,13 +146,23 @@ def test_both_engines_estimate_and_find_spans_alike(engine: str) -> None:
         "é" + SECRET + " ü " + SECRET,
         "",
     ]
-    for text in texts:
-        lengths = [len(SECRET), len(OTHER), 3]
-        assert rust._engine.secret_spans(text, lengths, 10.0) == python._engine.secret_spans(
-            text, lengths, 10.0
-        )
+    shapes = [(len(v), rust._engine.secret_bits(v)) for v in (SECRET, OTHER)] + [(3, 0.0), (20, 1.5)]
+    found = [rust._engine.secret_spans(text, shapes) for text in texts]
+    assert found == [python._engine.secret_spans(text, shapes) for text in texts]
+    assert [texts[0][s:e] for s, e in found[0]] == [SECRET, SECRET, SECRET, OTHER, SECRET]
     for value in [SECRET, OTHER, "hunter2-Blue-Falcon-77", "aaaaaaaaaaaaaaaaaaaaaaaaaaaa", "Zq8v" * 6, ""]:
         assert rust._engine.secret_bits(value) == python._engine.secret_bits(value)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_overlapping_spans_map_to_code_points_after_non_ascii_text(engine: str) -> None:
+    # A run and its part after `=` overlap; after a non-ASCII character their offsets are code points
+    # (this once panicked in the core and gave wrong offsets in the mirror).
+    text = f"é ü key={SECRET} and ü {SECRET}"
+    bits = CredentialScrubber(implementation=engine)._engine.secret_bits
+    shapes = [(len(v), bits(v)) for v in (SECRET, "key=" + SECRET)]
+    spans = CredentialScrubber(implementation=engine)._engine.secret_spans(text, shapes)
+    assert [text[s:e] for s, e in spans] == ["key=" + SECRET, SECRET, SECRET]
 
 
 # ---------------------------------------------------------------------------------------------------

@@ -113,11 +113,12 @@ def test_both_engines_redact_the_same_copies_of_known_values(text: str, values: 
 
 
 @settings(max_examples=n_examples(300))
-@given(
-    _TEXT, st.lists(st.integers(min_value=1, max_value=40), max_size=4), st.sampled_from([0.0, 20.0, 64.0])
-)
-def test_both_engines_find_the_same_memory_spans(text: str, lengths: list[int], bits: float) -> None:
-    assert PYTHON.secret_spans(text, lengths, bits) == RUST.secret_spans(text, lengths, bits)
+@given(_TEXT, st.lists(st.sampled_from(_PIECES), max_size=4), st.integers(min_value=0, max_value=40))
+def test_both_engines_find_the_same_memory_spans(text: str, values: list[str], cut: int) -> None:
+    # The shapes of values that may occur in the text (so spans are found), and of a cut of it.
+    shapes = [(len(v.encode("utf-8", "surrogatepass")), RUST.secret_bits(v)) for v in values]
+    shapes.append((len(text[cut:].encode("utf-8", "surrogatepass")), RUST.secret_bits(text[cut:])))
+    assert PYTHON.secret_spans(text, shapes) == RUST.secret_spans(text, shapes)
 
 
 def test_the_scrubbers_agree_on_properties() -> None:

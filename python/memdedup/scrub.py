@@ -174,7 +174,7 @@ class _Engine(Protocol):
     def value_kept(self, kind: str, value: str, quoted: bool) -> bool: ...
     def value_random(self, value: str) -> bool: ...
     def secret_bits(self, value: str) -> float: ...
-    def secret_spans(self, text: str, lengths: Sequence[int], min_bits: float) -> list[tuple[int, int]]: ...
+    def secret_spans(self, text: str, shapes: Sequence[tuple[int, float]]) -> list[tuple[int, int]]: ...
 
 
 class _PythonEngine:
@@ -215,10 +215,9 @@ class _PythonEngine:
     def secret_bits(self, value: str) -> float:
         return memory.secret_bits(_wtf8(value))
 
-    def secret_spans(self, text: str, lengths: Sequence[int], min_bits: float) -> list[tuple[int, int]]:
+    def secret_spans(self, text: str, shapes: Sequence[tuple[int, float]]) -> list[tuple[int, int]]:
         data = _wtf8(text)
-        spans = [(s, e, 0, "") for s, e in memory.secret_spans(data, lengths, min_bits)]
-        return [(s, e) for s, e, _r, _k in to_code_points(data, spans)]
+        return memory.code_point_spans(data, memory.secret_spans(data, shapes))
 
 
 class _RustEngine:
@@ -241,8 +240,8 @@ class _RustEngine:
     def secret_bits(self, value: str) -> float:
         return float(self.core.secret_bits(value))
 
-    def secret_spans(self, text: str, lengths: Sequence[int], min_bits: float) -> list[tuple[int, int]]:
-        spans: list[tuple[int, int]] = self.core.secret_spans(text, list(lengths), min_bits)
+    def secret_spans(self, text: str, shapes: Sequence[tuple[int, float]]) -> list[tuple[int, int]]:
+        spans: list[tuple[int, int]] = self.core.secret_spans(text, list(shapes))
         return spans
 
     def key_kind(self, name: str) -> str | None:

@@ -7,14 +7,15 @@ remembered by a store when it has enough entropy that guessing it from its hash 
 and a word-aware estimate; never a placeholder or a value the policy keeps, since those are no
 findings; never a PIN, a word, a short password or a passphrase of words, which stay redacted where
 found but are not remembered). What is kept is HMAC-SHA256 of the value under a random 32-byte key
-made once per store and kept in it, with the value's length and kind.
+made once per store and kept in it, with the value's length, its estimated bits and its kind (the
+length and the estimate let a lookup hash only the spans that could be a remembered value).
 
 Then, in the same SQLite store:
 
 * :meth:`SecretMemory.redact` redacts later text: the token-like spans of a text (``secret_spans``:
-  maximal runs of the bytes secrets are made of, and their parts after ``=`` or ``:``, of a length
-  a remembered value has and past the threshold; linear time) are hashed and compared, and a match
-  becomes ``[REDACTED:KIND]``;
+  maximal runs of the bytes secrets are made of, and their parts after ``=`` or ``:``, whose length
+  and estimated bits are those of a remembered value; linear time) are hashed and compared, and a
+  match becomes ``[REDACTED:KIND]``;
 * :meth:`SecretMemory.learn`, when a value is first remembered, rewrites the earlier text of the store
   that holds it in clear (the tables and columns the caller names: nodes, revisions, ledger texts,
   transcript rows) in the caller's transaction: one scan per table, for a rare event.
@@ -54,6 +55,7 @@ CREATE TABLE IF NOT EXISTS secret_memory (
     seq    INTEGER PRIMARY KEY,
     digest BLOB NOT NULL UNIQUE,
     length INTEGER NOT NULL,
+    bits   REAL NOT NULL,
     kind   TEXT NOT NULL
 );
 """
@@ -92,7 +94,9 @@ class SecretMemory:
         self._key: bytes | None = None
         self._seq = 0
         self._kinds: dict[bytes, str] = {}
-        self._lengths: set[int] = set()
+        # The (length, estimated bits) of each remembered value: a text's spans of other shapes are
+        # never hashed.
+        self._shapes: set[tuple[int, float]] = set()
         #: Whether a learn rewrote earlier text since the last :meth:`committed` (its old pages are in
         #: the WAL until a checkpoint).
         self.rewrote = False
@@ -115,18 +119,19 @@ class SecretMemory:
             if row is None:
                 return
             self._key = bytes(row[0])
-        for seq, digest, length, kind in self._conn.execute(
-            "SELECT seq, digest, length, kind FROM secret_memory WHERE seq > ? ORDER BY seq", (self._seq,)
+        for seq, digest, length, bits, kind in self._conn.execute(
+            "SELECT seq, digest, length, bits, kind FROM secret_memory WHERE seq > ? ORDER BY seq",
+            (self._seq,),
         ):
             self._kinds[bytes(digest)] = str(kind)
-            self._lengths.add(int(length))
+            self._shapes.add((int(length), float(bits)))
             self._seq = max(self._seq, int(seq))
 
     def rolled_back(self) -> None:
         """Forget what was read: a rolled-back transaction may have learned values the store lost."""
         self._seq = 0
         self._kinds.clear()
-        self._lengths.clear()
+        self._shapes.clear()
         self.rewrote = False
 
     def committed(self) -> None:
@@ -169,15 +174,16 @@ class SecretMemory:
         new: list[tuple[str, str]] = []
         added: set[bytes] = set()
         for value, kind in secrets:
-            if not self.memorable(value):
+            bits = self._engine.secret_bits(value) if isinstance(value, str) else 0.0
+            if bits < self.min_bits:
                 continue
             digest = self._digest(value)
             if digest in self._kinds or digest in added:
                 continue
             added.add(digest)
             self._conn.execute(
-                "INSERT OR IGNORE INTO secret_memory (digest, length, kind) VALUES (?, ?, ?)",
-                (digest, len(value), kind),
+                "INSERT OR IGNORE INTO secret_memory (digest, length, bits, kind) VALUES (?, ?, ?, ?)",
+                (digest, len(value), bits, kind),
             )
             new.append((value, kind))
         if not new:
@@ -205,7 +211,7 @@ class SecretMemory:
         self.refresh()
         if not self._kinds or not isinstance(text, str):
             return text
-        spans = self._engine.secret_spans(text, sorted(self._lengths), self.min_bits)
+        spans = self._engine.secret_spans(text, sorted(self._shapes))
         pieces: list[str] = []
         done = 0
         for start, end in spans:

@@ -13,8 +13,8 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyString};
 
 use super::error::{invalid, wrong_type};
-use crate::scrub::memory::{secret_bits as bits_of, secret_spans as spans_of};
-use crate::scrub::{detector, Detector, Finding, KeyClass, Known};
+use crate::scrub::memory::{code_point_spans, secret_bits as bits_of, secret_spans as spans_of};
+use crate::scrub::{detector, Detector, KeyClass, Known};
 
 /// The detector; a catalogue that does not build is a bug of this package (the catalogue is tested
 /// by `cargo test`), not of the input, hence `RuntimeError`.
@@ -182,29 +182,15 @@ fn secret_bits(value: &Bound<'_, PyAny>) -> PyResult<f64> {
     with_bytes(as_str(value, "value")?, |bytes| Ok(bits_of(bytes)))
 }
 
-/// The spans of `text` a remembered value could occupy: code-point `(start, end)` pairs whose length
-/// is one of `lengths` and whose estimate reaches `min_bits` (`memory.rs secret_spans`).
+/// The spans of `text` a remembered value could occupy: code-point `(start, end)` pairs whose length and
+/// estimate are one of `shapes`' `(length, bits)` pairs (`memory.rs secret_spans`).
 #[pyfunction]
 fn secret_spans(
     text: &Bound<'_, PyAny>,
-    lengths: Vec<usize>,
-    min_bits: f64,
+    shapes: Vec<(usize, f64)>,
 ) -> PyResult<Vec<(usize, usize)>> {
-    let mut lengths = lengths;
-    lengths.sort_unstable();
-    lengths.dedup();
     with_bytes(as_str(text, "text")?, |bytes| {
-        let mut spans: Vec<Finding> = spans_of(bytes, &lengths, min_bits)
-            .into_iter()
-            .map(|(start, end)| Finding {
-                start,
-                end,
-                rule: 0,
-                kind: 0,
-            })
-            .collect();
-        Detector::to_code_points(bytes, &mut spans);
-        Ok(spans.iter().map(|f| (f.start, f.end)).collect())
+        Ok(code_point_spans(bytes, &spans_of(bytes, &shapes)))
     })
 }
 

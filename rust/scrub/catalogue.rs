@@ -21,6 +21,8 @@ pub const MAX_REPEAT: u32 = 1024;
 pub const MAX_WIDTH: usize = 2048;
 /// How far back on its line a rule's `line_context` word may be.
 pub const LINE_CONTEXT: usize = 512;
+/// How far before a match a `key_before` rule's key may start.
+pub const KEY_BEFORE: usize = 48;
 /// How far before a match a rule's `public_labels` word may be.
 pub const LABEL_BEFORE: usize = 32;
 /// The longest stretch a `run_before` extension may cover before its match.
@@ -77,6 +79,8 @@ struct RawRule {
     near_lines: bool,
     #[serde(default)]
     public_labels: Vec<String>,
+    #[serde(default)]
+    key_before: bool,
 }
 
 #[derive(Deserialize)]
@@ -268,6 +272,9 @@ pub struct Rule {
     pub check: Check,
     /// Lower-case prefixes of public identifiers the rule refuses (`cus_`, `msg_`, `sha256-`).
     pub public_prefixes: Vec<String>,
+    /// The key starts up to [`KEY_BEFORE`] key bytes before the match (a pattern that starts at a
+    /// credential word inside the key).
+    pub key_before: bool,
     /// Lower-case words that label what follows as public (`publishable key`, `commit hash`): one of
     /// them within [`LABEL_BEFORE`] bytes before the match, on its line, refuses it.
     pub public_labels: Vec<String>,
@@ -488,6 +495,7 @@ fn compile_rule(mut raw: RawRule, providers: &[String]) -> Result<Rule, String> 
         check,
         public_prefixes: raw.public_prefixes,
         public_labels: raw.public_labels,
+        key_before: raw.key_before,
         pii: raw.pii,
         max_width,
         id,

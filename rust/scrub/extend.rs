@@ -9,6 +9,9 @@
 //! run) is remembered as a stretch, and a later read that starts inside the stretch jumps to its end.
 //! So each byte is examined O(1) times per rule, however many keys start inside one value.
 
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
 use super::catalogue::ByteSet;
 use super::keys::{KeyClass, KeyHit, KeyPolicy};
 use super::scan::PLACEHOLDER;
@@ -68,6 +71,49 @@ pub struct Memo {
     block: (Vec<usize>, usize),
     /// Byte counts of `span.0..span.1` (a long secret's digits, cases and entropy).
     span: (usize, usize, Option<Box<[usize; 256]>>),
+    /// How the key phrases read so far name a credential (a text repeats its keys: a JSON list of
+    /// records, a log): judged once each, up to [`PHRASES`] distinct phrases.
+    phrases: HashMap<Box<[u8]>, Result<Option<KeyHit>, ()>, BuildHasherDefault<Fnv>>,
+}
+
+/// FNV-1a for the phrase cache: short keys, hashed once per key a rule reads (SipHash costs more
+/// than the lookup it serves).
+#[derive(Default)]
+pub struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &b in bytes {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+/// The most distinct key phrases one rule's scan remembers the judgement of.
+const PHRASES: usize = 4096;
+
+impl Memo {
+    /// [`KeyPolicy::judge_phrase`] of `phrase`, remembered.
+    fn judge_phrase(&mut self, keys: &KeyPolicy, phrase: &[u8]) -> Result<Option<KeyHit>, ()> {
+        if let Some(&verdict) = self.phrases.get(phrase) {
+            return verdict;
+        }
+        let verdict = keys.judge_phrase(phrase);
+        if self.phrases.len() < PHRASES && phrase.len() <= 128 {
+            self.phrases.insert(phrase.into(), verdict);
+        }
+        verdict
+    }
 }
 
 impl Memo {
@@ -648,21 +694,30 @@ pub fn assignment(
     let mut joint = Joint::Assign;
     if !flag {
         let (sep, next) = (hay[me - 1], hay.get(me).copied());
-        // `password == x`, `token =~ re`, `key::x`: a comparison or a path, not an assignment.
-        if matches!((sep, next), (b'=', Some(b'=' | b'~')) | (b':', Some(b':'))) {
+        // The pattern's last alternatives carry their value: `,VALUE` and `"VALUE";`.
+        let after_key = key.1
+            + hay[key.1..]
+                .iter()
+                .take_while(|b| matches!(b, b' ' | b'\t'))
+                .count();
+        if hay.get(key.1) == Some(&b',') {
+            joint = Joint::Comma;
+            value_at = key.1 + 1;
+        } else if matches!((sep, next), (b'=', Some(b'=' | b'~')) | (b':', Some(b':'))) {
+            // `password == x`, `token =~ re`, `key::x`: a comparison or a path, not an assignment.
             return None;
-        }
-        match sep {
-            // `key => value` (PHP, Ruby): the separator's second byte.
-            b'=' if next == Some(b'>') => value_at += 1,
-            b'=' => {}
-            b':' => joint = Joint::Colon,
-            b',' if me - 1 == key.1 => joint = Joint::Comma,
-            b'"' | b'\'' => {
-                joint = Joint::Juxtaposed;
-                value_at = me - 1;
+        } else {
+            match sep {
+                // `key => value` (PHP, Ruby): the separator's second byte.
+                b'=' if next == Some(b'>') => value_at += 1,
+                b'=' => {}
+                b':' => joint = Joint::Colon,
+                b';' if matches!(hay.get(after_key), Some(b'"' | b'\'')) => {
+                    joint = Joint::Juxtaposed;
+                    value_at = after_key;
+                }
+                _ => return None,
             }
-            _ => return None,
         }
         if joint != Joint::Comma {
             let blanks = hay[value_at..]
@@ -687,7 +742,7 @@ pub fn assignment(
     if covered(ValueMode::Token) && (!may_be_clause || covered(ValueMode::Clause)) {
         return None;
     }
-    let hit = classify_phrase(hay, key, keys)?;
+    let hit = classify_phrase(hay, key, keys, memo)?;
     let class = hit.class;
     let weak = hit.weak || joint == Joint::Comma;
     let clause = class == KeyClass::Password && may_be_clause && !weak;
@@ -702,8 +757,16 @@ pub fn assignment(
     let mut value = read_value(hay, value_at, mode, query, memo)?;
     match joint {
         Joint::Comma if value.quoted => return None,
-        // `private_key "VALUE";`: a string, and a statement's end after it.
-        Joint::Juxtaposed if !value.quoted || hay.get(value.end + 1) != Some(&b';') => return None,
+        // `private_key "VALUE";`: a string of one word, and a statement's end after it.
+        Joint::Juxtaposed
+            if !value.quoted
+                || hay.get(value.end + 1) != Some(&b';')
+                || hay[value.start..value.end]
+                    .iter()
+                    .any(u8::is_ascii_whitespace) =>
+        {
+            return None
+        }
         _ => {}
     }
     if value.quoted {
@@ -795,18 +858,20 @@ fn names_a_value(hay: &[u8], at: usize) -> bool {
 /// How the key at `key` names a credential: the phrase that ends with it first (`my api key`,
 /// `var apiToken string`), else the key alone (`Using Key=`: "Using" is prose, not part of the
 /// name) unless the phrase refuses it (`next page token`).
-fn classify_phrase(hay: &[u8], key: (usize, usize), keys: &KeyPolicy) -> Option<KeyHit> {
+fn classify_phrase(
+    hay: &[u8],
+    key: (usize, usize),
+    keys: &KeyPolicy,
+    memo: &mut Memo,
+) -> Option<KeyHit> {
     let phrase = &hay[key_phrase_start(hay, key.0)..key.1];
-    if keys.refuses(phrase) {
-        return None;
-    }
-    let hit = keys.classify_key(phrase);
+    let hit = memo.judge_phrase(keys, phrase).ok()?;
     if phrase.len() == key.1 - key.0 || hit.is_some_and(|h| !h.weak) {
         return hit;
     }
     // The words before the key are prose, not its name, unless they name it strongly: a weak
     // reading of a phrase (`credential to use:`) is no evidence, the key alone decides.
-    keys.classify_key(&hay[key.0..key.1])
+    memo.judge_phrase(keys, &hay[key.0..key.1]).ok().flatten()
 }
 
 /// The words a prose rule's key is: its first run of key bytes, and a following ` key`, ` token` or

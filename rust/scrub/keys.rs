@@ -320,11 +320,24 @@ impl KeyPolicy {
     /// Whether `name`'s final word is refused after the word before it (`next_page_token`,
     /// `boarding pass`): such a phrase names no credential, and neither does its last word alone.
     pub fn refuses(&self, name: &[u8]) -> bool {
+        self.with_words(name, |words| self.refuses_words(words))
+    }
+
+    fn refuses_words(&self, words: &[&str]) -> bool {
+        match self.trimmed(words) {
+            [.., prev, last] => self.not_after.get(last).is_some_and(|l| l.contains(prev)),
+            _ => false,
+        }
+    }
+
+    /// [`KeyPolicy::refuses`] and [`KeyPolicy::classify_key`] of one name, its words found once:
+    /// `Err(())` when the name is refused, else its hit.
+    pub fn judge_phrase(&self, name: &[u8]) -> Result<Option<KeyHit>, ()> {
         self.with_words(name, |words| {
-            let words = self.trimmed(words);
-            match words {
-                [.., prev, last] => self.not_after.get(last).is_some_and(|l| l.contains(prev)),
-                _ => false,
+            if self.refuses_words(words) {
+                Err(())
+            } else {
+                Ok(self.classify_key_words(words))
             }
         })
     }
@@ -427,11 +440,19 @@ impl KeyPolicy {
         }
         // A credential word across the words of one name: `fooprivate_keyfoo` (private key).
         if words.len() >= 2 {
-            let joined: String = words.concat();
+            // Joined on the stack (this runs once per key a rule reads).
+            let mut buffer = [0u8; 128];
+            let mut len = 0;
+            for w in words {
+                let take = w.len().min(buffer.len() - len);
+                buffer[len..len + take].copy_from_slice(&w.as_bytes()[..take]);
+                len += take;
+            }
+            let joined = &buffer[..len];
             if let Some((_, class)) = self
                 .substrings
                 .iter()
-                .find(|(s, _)| joined.contains(s.as_str()))
+                .find(|(s, _)| memchr::memmem::find(joined, s.as_bytes()).is_some())
             {
                 if !words.iter().any(|w| self.describing.contains(w)) {
                     return weak(*class);

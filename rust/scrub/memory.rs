@@ -14,10 +14,9 @@
 //! [`secret_spans`] finds, in linear time, the spans of a text a remembered value could occupy: each
 //! maximal run of token bytes (printable ASCII but quotes, brackets, `,` `;` `\` `|` `&` `?`),
 //! trimmed of a sentence's trailing `.` `:` `!`, and the parts of it after its first and last `=`
-//! and `:` (`key=VALUE`, `token:VALUE`): at most five spans per run, each kept only when its length is
-//! one a remembered value has and its estimate reaches the threshold. The caller hashes those few.
-
-use super::scan::entropy;
+//! and `:` (`key=VALUE`, `token:VALUE`): at most five spans per run, each kept only when its length
+//! and its estimate are those of a remembered value (the store keeps both beside the digest). The
+//! caller hashes those few: in benign text, next to none.
 
 /// The shortest value that may be remembered, in bytes.
 pub const MEMORY_MIN_LEN: usize = 12;
@@ -34,9 +33,28 @@ const WORD_BITS: f64 = 13.0;
 const SEPARATOR_BITS: f64 = 1.0;
 const SYMBOL_BITS: f64 = 4.0;
 
+/// The bytes a remembered value may hold, and that a span of a text is made of: printable ASCII but
+/// quotes, brackets, `,` `;` `\\` `|` `&` `?` (a table: the scan reads every byte of a text).
+const TOKEN: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0x21;
+    while b <= 0x7E {
+        table[b] = true;
+        b += 1;
+    }
+    let not = b"\"'`()[]{}<>,;\\|&?";
+    let mut i = 0;
+    while i < not.len() {
+        table[not[i] as usize] = false;
+        i += 1;
+    }
+    table
+};
+
 /// A byte a remembered value may hold, and that a span of a text is made of.
+#[inline]
 pub fn token_byte(b: u8) -> bool {
-    (0x21..=0x7E).contains(&b) && !b"\"'`()[]{}<>,;\\|&?".contains(&b)
+    TOKEN[b as usize]
 }
 
 fn trailing(b: u8) -> bool {
@@ -74,12 +92,20 @@ fn word_like(run: &[u8]) -> bool {
 /// byte that is no [`token_byte`] (a blank: a passphrase of words is never remembered), ending with
 /// a sentence's mark, or with fewer than [`MEMORY_MIN_LETTERS`] letters.
 pub fn secret_bits(v: &[u8]) -> f64 {
-    if v.len() < MEMORY_MIN_LEN
-        || v.len() > MEMORY_MAX_LEN
-        || !v.iter().all(|&b| token_byte(b))
-        || trailing(v[v.len() - 1])
-        || v.iter().filter(|b| b.is_ascii_alphabetic()).count() < MEMORY_MIN_LETTERS
-    {
+    if v.len() < MEMORY_MIN_LEN || v.len() > MEMORY_MAX_LEN || trailing(v[v.len() - 1]) {
+        return 0.0;
+    }
+    // One pass: every byte a token byte (all below 0x7F), the letters, the byte counts.
+    let mut counts = [0u16; 128];
+    let mut letters = 0;
+    for &b in v {
+        if !token_byte(b) {
+            return 0.0;
+        }
+        counts[b as usize] += 1;
+        letters += usize::from(b.is_ascii_alphabetic());
+    }
+    if letters < MEMORY_MIN_LETTERS {
         return 0.0;
     }
     let mut structured = 0.0;
@@ -116,18 +142,35 @@ pub fn secret_bits(v: &[u8]) -> f64 {
             i += 1;
         }
     }
-    let shannon = v.len() as f64 * entropy(v);
-    structured.min(shannon)
+    // Shannon entropy per byte, summed in byte order as `scan::entropy` sums it (the same float).
+    let n = v.len() as f64;
+    let per_byte: f64 = counts
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| {
+            let p = f64::from(c) / n;
+            -p * p.log2()
+        })
+        .sum();
+    structured.min(n * per_byte)
 }
 
 /// The spans of `hay` a remembered value could occupy (see the module's note): byte spans, in order,
-/// whose length is in `lengths` (sorted) and whose [`secret_bits`] reach `min_bits`.
-pub fn secret_spans(hay: &[u8], lengths: &[usize], min_bits: f64) -> Vec<(usize, usize)> {
+/// whose length and [`secret_bits`] are one of `shapes`' `(length, bits)` pairs (the pairs of the
+/// remembered values: a text's other tokens, of other lengths or other estimates, are never hashed).
+pub fn secret_spans(hay: &[u8], shapes: &[(usize, f64)]) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
-    if lengths.is_empty() {
+    let Some(shortest) = shapes.iter().map(|s| s.0).min() else {
         return out;
-    }
-    let shortest = lengths[0];
+    };
+    let mut wanted: Vec<(usize, u64)> = shapes.iter().map(|&(n, b)| (n, b.to_bits())).collect();
+    wanted.sort_unstable();
+    wanted.dedup();
+    let lengths: Vec<usize> = {
+        let mut l: Vec<usize> = wanted.iter().map(|w| w.0).collect();
+        l.dedup();
+        l
+    };
     let mut i = 0;
     while i < hay.len() {
         if !token_byte(hay[i]) {
@@ -161,10 +204,47 @@ pub fn secret_spans(hay: &[u8], lengths: &[usize], min_bits: f64) -> Vec<(usize,
                 continue;
             }
             last = Some(s);
-            if lengths.binary_search(&(end - s)).is_ok() && secret_bits(&hay[s..end]) >= min_bits {
+            let n = end - s;
+            if lengths.binary_search(&n).is_ok()
+                && wanted
+                    .binary_search(&(n, secret_bits(&hay[s..end]).to_bits()))
+                    .is_ok()
+            {
                 out.push((s, end));
             }
         }
     }
     out
+}
+
+/// Byte spans of `hay` (sorted by start; they may overlap: a run and its part after `=`) as Python's
+/// code-point spans: each UTF-8 (or WTF-8) sequence is one code point; a span starting or ending
+/// inside a sequence takes the whole code point, as [`Detector::to_code_points`] does.
+///
+/// [`Detector::to_code_points`]: super::scan::Detector::to_code_points
+pub fn code_point_spans(hay: &[u8], spans: &[(usize, usize)]) -> Vec<(usize, usize)> {
+    if hay.is_ascii() {
+        return spans.to_vec();
+    }
+    let mut marks: Vec<usize> = spans.iter().flat_map(|&(s, e)| [s, e]).collect();
+    marks.sort_unstable();
+    marks.dedup();
+    let lead = |b: &u8| (*b as i8) >= -0x40;
+    let (mut byte, mut cp) = (0usize, 0usize);
+    let mut at: Vec<(usize, usize, bool)> = Vec::with_capacity(marks.len());
+    for &m in &marks {
+        cp += hay[byte..m].iter().filter(|b| lead(b)).count();
+        byte = m;
+        // Inside a sequence (m points at a continuation byte): a start takes the code point begun
+        // before it; an end counts it already.
+        at.push((m, cp, m < hay.len() && !lead(&hay[m])));
+    }
+    let find = |m: usize| at[at.partition_point(|x| x.0 < m)];
+    spans
+        .iter()
+        .map(|&(s, e)| {
+            let (_, start_cp, inside) = find(s);
+            (start_cp - usize::from(inside), find(e).1)
+        })
+        .collect()
 }

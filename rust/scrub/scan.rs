@@ -266,6 +266,30 @@ fn secret_kind_lines(hay: &[u8]) -> Vec<usize> {
         .collect()
 }
 
+/// Whether a stretch could hold a provider cue ([`provider_cue`]'s necessary conditions).
+fn provider_cue_possible(window: &[u8]) -> bool {
+    if memchr::memchr2(b'=', b':', window).is_some() {
+        return true;
+    }
+    let lower = window.to_ascii_lowercase();
+    PROVIDER_NAMES
+        .iter()
+        .any(|w| memchr::memmem::find(&lower, w).is_some())
+}
+
+/// Words that name a credential on the way from a provider's name to a value.
+const PROVIDER_NAMES: [&[u8]; 9] = [
+    b"key",
+    b"token",
+    b"secret",
+    b"passw",
+    b"credential",
+    b"auth",
+    b"bearer",
+    b"apikey",
+    b"pwd",
+];
+
 /// Whether the stretch from a provider's name to a value assigns the value (`=` or `:` right before
 /// it, past quotes and blanks) or names a credential, and labels nothing public (a commit, a hash,
 /// an id of a request).
@@ -306,18 +330,7 @@ fn provider_cue(gap: &[u8]) -> bool {
     if matches!(tail, Some(b'=' | b':')) {
         return true;
     }
-    const NAMES: [&[u8]; 9] = [
-        b"key",
-        b"token",
-        b"secret",
-        b"passw",
-        b"credential",
-        b"auth",
-        b"bearer",
-        b"apikey",
-        b"pwd",
-    ];
-    NAMES
+    PROVIDER_NAMES
         .iter()
         .any(|w| memchr::memmem::find(&lower, w).is_some())
 }
@@ -638,7 +651,16 @@ impl Detector {
             Extend::None => (start, end, None, None),
             Extend::Assignment | Extend::Flag => {
                 let flag = rule.extend == Extend::Flag;
-                let key = extend::key_span(hay, ms);
+                let mut key = extend::key_span(hay, ms);
+                if rule.key_before {
+                    let floor = key.0.saturating_sub(super::catalogue::KEY_BEFORE);
+                    while key.0 > floor
+                        && (hay[key.0 - 1].is_ascii_alphanumeric()
+                            || b"_.-".contains(&hay[key.0 - 1]))
+                    {
+                        key.0 -= 1;
+                    }
+                }
                 let (v, c) = extend::assignment(hay, key, me, flag, policy, ctx.memo, ctx.cover)?;
                 (v.start, v.end, class(c), Some(v))
             }
@@ -685,6 +707,13 @@ impl Detector {
         // a refused match would sit inside a run of the same bytes, which the boundary refuses anyway
         // (and retrying every byte of a 512-byte run made 'tokens=' * n cost 32 x 512 per hit).
         let limit = hay.len().min(me + near.within + near.max_width);
+        // A provider's name with no `=`, `:` or credential word in the stretch after it cannot cue a
+        // value: most mentions of a provider in prose end here.
+        if rule.check == Check::ProviderValue
+            && !provider_cue_possible(&hay[me..hay.len().min(me + near.within)])
+        {
+            return None;
+        }
         let mut pos = me;
         while let Some(m) = near.regex.find_at(&hay[..limit], pos) {
             // Not past the distance, a line break (unless the rule crosses lines), or a placeholder
@@ -696,12 +725,11 @@ impl Detector {
             {
                 break;
             }
-            if rule.check == Check::ProviderValue && !provider_cue(gap) {
-                pos = m.end().max(m.start() + 1);
-                continue;
-            }
+            // The value's checks (cheap for a plain word: it has no digit) before the stretch's cue.
             if let Some((s, e)) = self.check(rule, hay, m.start(), m.end(), ctx) {
-                return Some((s, tail(rule, hay, s, e, 0, ctx), kind, value));
+                if rule.check != Check::ProviderValue || provider_cue(&hay[me..s]) {
+                    return Some((s, tail(rule, hay, s, e, 0, ctx), kind, value));
+                }
             }
             pos = m.end().max(m.start() + 1);
         }
@@ -937,7 +965,11 @@ pub fn crc32(bytes: &[u8]) -> u32 {
     for &b in bytes {
         crc ^= u32::from(b);
         for _ in 0..8 {
-            crc = if crc & 1 == 1 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
         }
     }
     !crc

@@ -469,6 +469,26 @@ fn adversarial_inputs_finish() {
         b"token: \"".repeat(n / 8),
         b"?token=".repeat(n / 7),
         b"eyJhaaaaaaaa.eyJaaaaaaaaa.".repeat(n / 26),
+        // Issue 36's grammars.
+        [b"key=a".as_slice(), &b")".repeat(n)].concat(),
+        [b"key=".as_slice(), &b"(".repeat(n)].concat(),
+        b"token: {{".repeat(n / 9),
+        b"token: |\n".repeat(n / 9),
+        b"<password>".repeat(n / 10),
+        b"<key>password</key>".repeat(n / 19),
+        b"name=\"password\" value=".repeat(n / 22),
+        [
+            b"kind: Secret\n".as_slice(),
+            &b"\ndata:\n  a: b".repeat(n / 14),
+        ]
+        .concat(),
+        b"Secret".repeat(n / 6),
+        b"sumologic key=".repeat(n / 14),
+        b"apiToken,".repeat(n / 9),
+        b"apikey \"".repeat(n / 8),
+        b"-----BEGIN PUBLIC KEY-----\n".repeat(n / 27),
+        b"ssh-rsa AAAA".repeat(n / 12),
+        b"token=Zq8vH5jK2mNp4QrT ".repeat(n / 23),
     ];
     for hay in inputs {
         let _ = d.scan_bytes(&hay, true);

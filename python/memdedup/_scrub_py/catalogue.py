@@ -69,6 +69,7 @@ class Rule(NamedTuple):
     pii: bool
     key_group: int | None
     public_labels: tuple[bytes, ...]
+    key_before: bool
 
 
 def max_width(pattern: re.Pattern[bytes]) -> int:
@@ -95,7 +96,8 @@ def compile_rule(rule: Mapping[str, Any], providers: list[str]) -> Rule:
         keywords += providers
         if not pattern:
             pattern = provider_pattern(providers)
-    regex = re.compile(_KEY_START + pattern if rule.get("extend") == "assignment" else pattern)
+    key_start = rule.get("extend") == "assignment" and not rule.get("key_before", False)
+    regex = re.compile(_KEY_START + pattern if key_start else pattern)
     secret_groups = tuple(sorted(i for name, i in regex.groupindex.items() if name.startswith("secret")))
     run = (
         run_pattern(byte_set(rule["run"]), byte_set(rule.get("run_inner", "none"))) if "run" in rule else None
@@ -128,4 +130,5 @@ def compile_rule(rule: Mapping[str, Any], providers: list[str]) -> Rule:
         pii=rule.get("pii", False),
         key_group=regex.groupindex.get("key"),
         public_labels=tuple(w.encode("ascii") for w in rule.get("public_labels", [])),
+        key_before=bool(rule.get("key_before", False)),
     )

@@ -503,18 +503,22 @@ def assignment(
     joint = "assign"
     if not flag:
         sep, nxt = d[me - 1], d[me] if me < len(d) else -1
-        if (sep == 0x3D and nxt in (0x3D, 0x7E)) or (sep == 0x3A and nxt == 0x3A):
+        after_key = key[1]
+        while after_key < len(d) and d[after_key] in b" \t":
+            after_key += 1
+        if d[key[1] : key[1] + 1] == b",":
+            joint = "comma"
+            value_at = key[1] + 1
+        elif (sep == 0x3D and nxt in (0x3D, 0x7E)) or (sep == 0x3A and nxt == 0x3A):
             return None
-        if sep == 0x3D:
+        elif sep == 0x3D:
             if nxt == 0x3E:
                 value_at += 1
         elif sep == 0x3A:
             joint = "colon"
-        elif sep == 0x2C and me - 1 == key[1]:
-            joint = "comma"
-        elif sep in b"\"'":
+        elif sep == 0x3B and d[after_key : after_key + 1] in (b'"', b"'"):
             joint = "juxtaposed"
-            value_at = me - 1
+            value_at = after_key
         else:
             return None
         if joint != "comma":
@@ -549,7 +553,11 @@ def assignment(
         return None
     if joint == "comma" and value.quoted:
         return None
-    if joint == "juxtaposed" and (not value.quoted or d[value.end + 1 : value.end + 2] != b";"):
+    if joint == "juxtaposed" and (
+        not value.quoted
+        or d[value.end + 1 : value.end + 2] != b";"
+        or any(b in WS for b in d[value.start : value.end])
+    ):
         return None
     start, end = value.start, value.end
     if value.quoted:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from memdedup._scrub_py._bytes import entropy, is_digit, is_lower, is_upper
+from memdedup._scrub_py._bytes import CONTINUATION, entropy, is_digit, is_lower, is_upper
 
 MEMORY_MIN_LEN = 12
 MEMORY_MAX_LEN = 512
@@ -78,14 +78,14 @@ def secret_bits(v: bytes) -> float:
     return min(structured, shannon)
 
 
-def secret_spans(d: bytes, lengths: Sequence[int], min_bits: float) -> list[tuple[int, int]]:
-    """memory.rs secret_spans: byte spans."""
-    wanted = sorted(set(lengths))
+def secret_spans(d: bytes, shapes: Sequence[tuple[int, float]]) -> list[tuple[int, int]]:
+    """memory.rs secret_spans: byte spans whose (length, bits) is one of ``shapes``."""
+    wanted = {(int(n), float(b)) for n, b in shapes}
     out: list[tuple[int, int]] = []
     if not wanted:
         return out
-    allowed = frozenset(wanted)
-    shortest = wanted[0]
+    lengths = {n for n, _b in wanted}
+    shortest = min(lengths)
     for m in _RUN.finditer(d):
         start, end = m.span()
         while end > start and d[end - 1] in b".:!":
@@ -100,6 +100,21 @@ def secret_spans(d: bytes, lengths: Sequence[int], min_bits: float) -> list[tupl
                 starts.add(start + first + 1)
                 starts.add(start + last + 1)
         for s in sorted(starts):
-            if s < end and (end - s) in allowed and secret_bits(d[s:end]) >= min_bits:
+            n = end - s
+            if s < end and n in lengths and (n, secret_bits(d[s:end])) in wanted:
                 out.append((s, end))
     return out
+
+
+def code_point_spans(d: bytes, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """memory.rs code_point_spans: byte spans (sorted by start, maybe overlapping) as code points."""
+    if d.isascii():
+        return list(spans)
+    marks = sorted({m for span in spans for m in span})
+    at: dict[int, tuple[int, bool]] = {}
+    byte = cp = 0
+    for m in marks:
+        cp += len(d[byte:m].translate(None, CONTINUATION))
+        byte = m
+        at[m] = (cp, m < len(d) and 0x80 <= d[m] < 0xC0)
+    return [(at[s][0] - at[s][1], at[e][0]) for s, e in spans]

@@ -140,6 +140,7 @@ def _on_line_after(d: bytes, at: int, words: tuple[bytes, ...]) -> bool:
 
 
 _LABEL_BEFORE = 32
+_KEY_BEFORE = 48
 
 
 def _labelled_public(d: bytes, at: int, labels: tuple[bytes, ...]) -> bool:
@@ -301,6 +302,14 @@ _PUBLIC_WORDS = (
 _NAME_WORDS = (b"key", b"token", b"secret", b"passw", b"credential", b"auth", b"bearer", b"apikey", b"pwd")
 
 
+def _provider_cue_possible(window: bytes) -> bool:
+    """scan.rs provider_cue_possible."""
+    if b"=" in window or b":" in window:
+        return True
+    lower = window.lower()
+    return any(w in lower for w in _NAME_WORDS)
+
+
 def _provider_cue(gap: bytes) -> bool:
     """scan.rs provider_cue."""
     lower = gap.lower()
@@ -426,9 +435,13 @@ class PyDetector:
         value = None
         policy = (self.keys, self.values)
         if rule.extend in ("assignment", "flag"):
-            found = extend.assignment(
-                d, extend.key_span(d, ms), me, rule.extend == "flag", policy, memo, cover
-            )
+            key = extend.key_span(d, ms)
+            if rule.key_before:
+                begin, floor = key[0], max(0, key[0] - _KEY_BEFORE)
+                while begin > floor and (is_alnum(d[begin - 1]) or d[begin - 1] in b"_.-"):
+                    begin -= 1
+                key = (begin, key[1])
+            found = extend.assignment(d, key, me, rule.extend == "flag", policy, memo, cover)
             if found is None:
                 return None
             value, kind = found
@@ -464,6 +477,8 @@ class PyDetector:
             )
         near, within, width, lines = rule.near
         limit = min(len(d), me + within + width)
+        if rule.check == "provider_value" and not _provider_cue_possible(d[me : min(len(d), me + within)]):
+            return None
         pos = me
         while (m := near.search(d, pos, limit)) is not None:
             gap = d[me : m.start()]
@@ -473,11 +488,8 @@ class PyDetector:
                 or PLACEHOLDER_BYTES in gap
             ):
                 break
-            if rule.check == "provider_value" and not _provider_cue(gap):
-                pos = max(m.end(), m.start() + 1)
-                continue
             span = self._check(rule, d, m.start(), m.end(), placeholders, memo)
-            if span is not None:
+            if span is not None and (rule.check != "provider_value" or _provider_cue(d[me : span[0]])):
                 return (span[0], _tail(rule, d, *span, 0, placeholders), kind, value)
             pos = max(m.end(), m.start() + 1)
         return None
