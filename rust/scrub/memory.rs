@@ -95,18 +95,22 @@ pub fn secret_bits(v: &[u8]) -> f64 {
     if v.len() < MEMORY_MIN_LEN || v.len() > MEMORY_MAX_LEN || trailing(v[v.len() - 1]) {
         return 0.0;
     }
+    // A timestamp or a number has too few letters: known before counting anything else.
+    if v.iter()
+        .filter(|b| b.is_ascii_alphabetic())
+        .take(MEMORY_MIN_LETTERS)
+        .count()
+        < MEMORY_MIN_LETTERS
+    {
+        return 0.0;
+    }
     // One pass: every byte a token byte (all below 0x7F), the letters, the byte counts.
     let mut counts = [0u16; 128];
-    let mut letters = 0;
     for &b in v {
         if !token_byte(b) {
             return 0.0;
         }
         counts[b as usize] += 1;
-        letters += usize::from(b.is_ascii_alphabetic());
-    }
-    if letters < MEMORY_MIN_LETTERS {
-        return 0.0;
     }
     let mut structured = 0.0;
     let mut i = 0;
@@ -189,14 +193,15 @@ pub fn secret_spans(hay: &[u8], shapes: &[(usize, f64)]) -> Vec<(usize, usize)> 
             continue;
         }
         let run = &hay[start..end];
-        let after = |found: Option<usize>| found.map(|at| start + at + 1);
-        let mut starts = [
-            Some(start),
-            after(run.iter().position(|&b| b == b'=')),
-            after(run.iter().rposition(|&b| b == b'=')),
-            after(run.iter().position(|&b| b == b':')),
-            after(run.iter().rposition(|&b| b == b':')),
-        ];
+        // The run, and its parts after its first and last `=` and `:` (most runs hold neither).
+        let mut starts = [Some(start), None, None, None, None];
+        if memchr::memchr2(b'=', b':', run).is_some() {
+            let after = |found: Option<usize>| found.map(|at| start + at + 1);
+            starts[1] = after(memchr::memchr(b'=', run));
+            starts[2] = after(memchr::memrchr(b'=', run));
+            starts[3] = after(memchr::memchr(b':', run));
+            starts[4] = after(memchr::memrchr(b':', run));
+        }
         starts.sort_unstable();
         let mut last = None;
         for s in starts.into_iter().flatten() {

@@ -545,6 +545,8 @@ fn profile_rules() {
     let on = d.keywords.find_overlapping_iter(&hay).count();
     eprintln!("keywords {:?} ({on} hits)", t.elapsed());
     let on = d.selected(&hay, false);
+    let mut all = Vec::new();
+    let (mut rules_total, mut small) = (std::time::Duration::ZERO, std::time::Duration::ZERO);
     for (i, rule) in d.rules().iter().enumerate() {
         if !on[i] {
             continue;
@@ -553,8 +555,22 @@ fn profile_rules() {
         let t = std::time::Instant::now();
         d.scan_rule(i, rule, &hay, &[], &mut out);
         let el = t.elapsed();
+        rules_total += el;
         if el.as_micros() > 500 {
             eprintln!("{:30} {:?} {} found", rule.id, el, out.len());
+        } else {
+            small += el;
         }
+        all.extend(out);
     }
+    eprintln!("rules {rules_total:?} (of which under 0.5 ms each: {small:?})");
+    let t = std::time::Instant::now();
+    let public = scan::public_ranges(&hay);
+    eprintln!("public ranges {:?} ({} ranges)", t.elapsed(), public.len());
+    let t = std::time::Instant::now();
+    let merged = merge(all);
+    eprintln!("merge {:?}", t.elapsed());
+    let t = std::time::Instant::now();
+    let n = scan::copies(&hay, merged, &[], &[]).len();
+    eprintln!("copies {:?} ({n} findings)", t.elapsed());
 }

@@ -554,7 +554,7 @@ impl ValuePolicy {
                 total += 1;
                 changes += usize::from(w[0].is_ascii_uppercase() != w[1].is_ascii_uppercase());
             }
-            if 10 * changes < 3 * total {
+            if 10 * changes < 2 * total {
                 return false;
             }
         }

@@ -184,6 +184,7 @@ def to_code_points(data: bytes, found: list[tuple[int, int, int, str]]) -> list[
 COPY_MIN = 4
 COPY_WORD = 8
 COPY_MAX = 256
+COPY_CHUNK = 64
 SECRET_CONTEXT = 4096
 
 
@@ -210,11 +211,26 @@ def copies(
                 values[v] = (rule, kind)
     if not values:
         return found
-    # Longest first: at the leftmost position a copy starts, the longest value there wins (the core's
-    # leftmost-longest Aho-Corasick pass).
-    ordered = sorted(values, key=len, reverse=True)
-    pattern = re.compile(b"|".join(re.escape(v) for v in ordered))
     extra: list[tuple[int, int, int, str]] = []
+    order = list(values)
+    for at in range(0, len(order), COPY_CHUNK):
+        _copies_of(d, order[at : at + COPY_CHUNK], values, placeholders, extra)
+    if not extra:
+        return found
+    return _merge(found + extra)
+
+
+def _copies_of(
+    d: bytes,
+    chunk: list[bytes],
+    values: dict[bytes, tuple[int, str]],
+    placeholders: list[int],
+    extra: list[tuple[int, int, int, str]],
+) -> None:
+    """One chunk's copies (scan.rs copies): longest first, so at the leftmost position a copy starts
+    the longest value there wins, as the core's leftmost-longest search of the chunk chooses."""
+    ordered = sorted(chunk, key=len, reverse=True)
+    pattern = re.compile(b"|".join(re.escape(v) for v in ordered))
     for m in pattern.finditer(d):
         start, end = m.span()
         value = m.group()
@@ -226,9 +242,6 @@ def copies(
             continue
         rule, kind = values[value]
         extra.append((start, end, rule, kind))
-    if not extra:
-        return found
-    return _merge(found + extra)
 
 
 def public_ranges(d: bytes) -> list[tuple[int, int]]:

@@ -310,7 +310,7 @@ class ValuePolicy:
                 if (is_upper(a) or is_lower(a)) and (is_upper(b) or is_lower(b)):
                     total += 1
                     changes += is_upper(a) != is_upper(b)
-            if 10 * changes < 3 * total:
+            if 10 * changes < 2 * total:
                 return False
         return not (
             self.is_placeholder_at(d, s, e) or self.is_location_at(d, s, e) or self.is_reference_at(d, s, e)
