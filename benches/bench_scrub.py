@@ -228,6 +228,10 @@ def store_lookup() -> Callable[[str], str] | None:
     memory.ensure_schema()
     memory.learn([(_fake(rng, AN, rng.randint(20, 48)), "API_KEY") for _ in range(64)])
     conn.execute("COMMIT")
+    # As the store looks up what it writes: inside its write transaction (it reads what other
+    # connections remembered once per transaction).
+    conn.execute("BEGIN")
+    memory.begin()
     return memory.redact
 
 

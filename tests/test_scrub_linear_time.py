@@ -35,6 +35,7 @@ from typing import Any
 
 import pytest
 from memdedup.scrub import _engine
+from memdedup.secret_memory import pack_shapes
 from test_scrub_placements import cli_env
 
 KB = 1024
@@ -184,9 +185,11 @@ def _nest(depth: int, leaf: Any) -> Any:
 _CHILD = r"""
 import json, sys, time
 from memdedup.scrub import CredentialScrubber
+from memdedup.secret_memory import pack_shapes
 api, paths = sys.argv[1], sys.argv[2:]
 scrubber = CredentialScrubber()
-spans = lambda text: scrubber._engine.secret_spans(text, [(n, 100.0) for n in (12, 16, 20, 32, 40, 64)])
+shapes = pack_shapes([(n, 100.0) for n in (12, 16, 20, 32, 40, 64)])
+spans = lambda text: scrubber._engine.secret_spans(text, shapes)
 call = {"text": scrubber.scrub_text, "properties": scrubber.scrub_properties, "spans": spans}[api]
 load = json.loads if api == "properties" else (lambda raw: raw)
 call({"warm": "up"} if api == "properties" else "warm up")
@@ -404,7 +407,7 @@ def _mirror_steps(text: str) -> int:
     sys.settrace(trace)
     try:
         engine.scan(text, False)
-        engine.secret_spans(text, [(n, 100.0) for n in (12, 16, 20, 32, 40)])
+        engine.secret_spans(text, pack_shapes([(n, 100.0) for n in (12, 16, 20, 32, 40)]))
     finally:
         sys.settrace(None)
     return steps

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from memdedup.ingest import ingest_file
 from memdedup.scrub import CredentialScrubber
-from memdedup.secret_memory import MIN_BITS, Rewrite, SecretMemory
+from memdedup.secret_memory import MIN_BITS, Rewrite, SecretMemory, pack_shapes
 from memdedup.store import SQLiteGraphStore
 from test_scrub_vectors import fake
 
@@ -147,8 +147,8 @@ def test_both_engines_estimate_and_find_spans_alike() -> None:
         "",
     ]
     shapes = [(len(v), rust._engine.secret_bits(v)) for v in (SECRET, OTHER)] + [(3, 0.0), (20, 1.5)]
-    found = [rust._engine.secret_spans(text, shapes) for text in texts]
-    assert found == [python._engine.secret_spans(text, shapes) for text in texts]
+    found = [rust._engine.secret_spans(text, pack_shapes(shapes)) for text in texts]
+    assert found == [python._engine.secret_spans(text, pack_shapes(shapes)) for text in texts]
     assert [texts[0][s:e] for s, e in found[0]] == [SECRET, SECRET, SECRET, OTHER, SECRET]
     for value in [SECRET, OTHER, "hunter2-Blue-Falcon-77", "aaaaaaaaaaaaaaaaaaaaaaaaaaaa", "Zq8v" * 6, ""]:
         assert rust._engine.secret_bits(value) == python._engine.secret_bits(value)
@@ -161,7 +161,7 @@ def test_overlapping_spans_map_to_code_points_after_non_ascii_text(engine: str) 
     text = f"é ü key={SECRET} and ü {SECRET}"
     bits = CredentialScrubber(implementation=engine)._engine.secret_bits
     shapes = [(len(v), bits(v)) for v in (SECRET, "key=" + SECRET)]
-    spans = CredentialScrubber(implementation=engine)._engine.secret_spans(text, shapes)
+    spans = CredentialScrubber(implementation=engine)._engine.secret_spans(text, pack_shapes(shapes))
     assert [text[s:e] for s, e in spans] == ["key=" + SECRET, SECRET, SECRET]
 
 

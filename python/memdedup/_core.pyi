@@ -253,6 +253,6 @@ def credential_value_random(value: str) -> bool:
 def secret_bits(value: str) -> float:
     """The estimated bits of a value a store may remember (0.0: never)."""
 
-def secret_spans(text: str, shapes: Sequence[tuple[int, float]]) -> list[tuple[int, int]]:
+def secret_spans(text: str, shapes: bytes) -> list[tuple[int, int]]:
     """The code-point spans of ``text`` a remembered value could occupy: those whose length and estimated
-    bits are one of ``shapes``' ``(length, bits)`` pairs."""
+    bits are one of ``shapes``' pairs (packed: ``struct.pack("<Id", length, bits)`` each)."""

@@ -174,7 +174,7 @@ class _Engine(Protocol):
     def value_kept(self, kind: str, value: str, quoted: bool) -> bool: ...
     def value_random(self, value: str) -> bool: ...
     def secret_bits(self, value: str) -> float: ...
-    def secret_spans(self, text: str, shapes: Sequence[tuple[int, float]]) -> list[tuple[int, int]]: ...
+    def secret_spans(self, text: str, shapes: bytes) -> list[tuple[int, int]]: ...
 
 
 class _PythonEngine:
@@ -215,9 +215,13 @@ class _PythonEngine:
     def secret_bits(self, value: str) -> float:
         return memory.secret_bits(_wtf8(value))
 
-    def secret_spans(self, text: str, shapes: Sequence[tuple[int, float]]) -> list[tuple[int, int]]:
+    def secret_spans(self, text: str, shapes: bytes) -> list[tuple[int, int]]:
+        try:
+            pairs = memory.unpack_shapes(shapes)
+        except ValueError:
+            raise InvalidInputError("shapes must be 12-byte (u32, f64) records") from None
         data = _wtf8(text)
-        return memory.code_point_spans(data, memory.secret_spans(data, shapes))
+        return memory.code_point_spans(data, memory.secret_spans(data, pairs))
 
 
 class _RustEngine:
@@ -227,7 +231,7 @@ class _RustEngine:
         self.core = core
 
     def scan(self, text: str, pii: bool, known: Sequence[Known] = ()) -> list[tuple[int, int, str, str]]:
-        found: list[tuple[int, int, str, str]] = self.core.scan_secrets(text, pii, list(known) or None)
+        found: list[tuple[int, int, str, str]] = self.core.scan_secrets(text, pii, known or None)
         return found
 
     def key_class(self, name: str) -> tuple[str, bool] | None:
@@ -240,8 +244,8 @@ class _RustEngine:
     def secret_bits(self, value: str) -> float:
         return float(self.core.secret_bits(value))
 
-    def secret_spans(self, text: str, shapes: Sequence[tuple[int, float]]) -> list[tuple[int, int]]:
-        spans: list[tuple[int, int]] = self.core.secret_spans(text, list(shapes))
+    def secret_spans(self, text: str, shapes: bytes) -> list[tuple[int, int]]:
+        spans: list[tuple[int, int]] = self.core.secret_spans(text, shapes)
         return spans
 
     def key_kind(self, name: str) -> str | None:
@@ -367,9 +371,9 @@ class CredentialScrubber:
 
     def _scan(self, text: str) -> list[tuple[int, int, str, str]]:
         """The engine's findings, and (bound to a record) every copy of the record's secrets."""
-        first = self._first.get(text)
         if not self._known:
             return self._engine.scan(text, self.pii)
+        first = self._first.get(text)
         if first is None:
             first = self._engine.scan(text, self.pii)
         own = {text[start:end] for start, end, _rule, _kind in first}

@@ -32,13 +32,14 @@ import json
 import os
 import re
 import sqlite3
+import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from memdedup.errors import InvalidInputError
 from memdedup.scrub import _engine, placeholder
 
-__all__ = ["KEY_BYTES", "MIN_BITS", "OWN_OBJECTS", "SCHEMA", "Rewrite", "SecretMemory"]
+__all__ = ["KEY_BYTES", "MIN_BITS", "OWN_OBJECTS", "SCHEMA", "Rewrite", "SecretMemory", "pack_shapes"]
 
 MIN_BITS = 64.0
 """The fewest estimated bits a value needs to be remembered (guessing 2**64 candidates per value is
@@ -77,6 +78,11 @@ class Rewrite:
             raise InvalidInputError("a rewrite names tables and columns by plain SQL identifiers")
 
 
+def pack_shapes(shapes: Iterable[tuple[int, float]]) -> bytes:
+    """``(length, bits)`` pairs as the engine's ``secret_spans`` takes them: 12 bytes each."""
+    return b"".join(struct.pack("<Id", length, bits) for length, bits in shapes)
+
+
 class SecretMemory:
     """The remembered secrets of one SQLite database, read and written through ``conn``.
 
@@ -94,9 +100,13 @@ class SecretMemory:
         self._key: bytes | None = None
         self._seq = 0
         self._kinds: dict[bytes, str] = {}
-        # The (length, estimated bits) of each remembered value: a text's spans of other shapes are
-        # never hashed.
+        # The (length, estimated bits) of each remembered value, packed for the core: a text's spans
+        # of other shapes are never hashed.
         self._shapes: set[tuple[int, float]] = set()
+        self._packed = b""
+        # Whether another connection may have learned a value since the last read: within one write
+        # transaction no other connection writes, so a store reads once per transaction (begin).
+        self._stale = True
         #: Whether a learn rewrote earlier text since the last :meth:`committed` (its old pages are in
         #: the WAL until a checkpoint).
         self.rewrote = False
@@ -126,13 +136,23 @@ class SecretMemory:
             self._kinds[bytes(digest)] = str(kind)
             self._shapes.add((int(length), float(bits)))
             self._seq = max(self._seq, int(seq))
+            self._packed = b""
+        if not self._packed and self._shapes:
+            self._packed = pack_shapes(sorted(self._shapes))
 
     def rolled_back(self) -> None:
         """Forget what was read: a rolled-back transaction may have learned values the store lost."""
         self._seq = 0
         self._kinds.clear()
         self._shapes.clear()
+        self._packed = b""
+        self._stale = True
         self.rewrote = False
+
+    def begin(self) -> None:
+        """A write transaction began: read what other connections remembered once, at the next use
+        (until it ends, no other connection writes)."""
+        self._stale = True
 
     def committed(self) -> None:
         """After a commit: when a learn rewrote earlier text, checkpoint the WAL so the old pages (the
@@ -208,10 +228,12 @@ class SecretMemory:
 
     def redact(self, text: str) -> str:
         """``text`` with every remembered value in its token-like spans replaced by its placeholder."""
-        self.refresh()
+        if self._stale or not self._conn.in_transaction:
+            self.refresh()
+            self._stale = not self._conn.in_transaction
         if not self._kinds or not isinstance(text, str):
             return text
-        spans = self._engine.secret_spans(text, sorted(self._shapes))
+        spans = self._engine.secret_spans(text, self._packed)
         pieces: list[str] = []
         done = 0
         for start, end in spans:

@@ -538,6 +538,8 @@ class SQLiteGraphStore:
             yield
             return
         self._execute("BEGIN IMMEDIATE", doing="starting a write transaction")
+        if self._secrets is not None:
+            self._secrets.begin()  # secret memory (issue 36): read other writers' once per transaction
         try:
             yield
         except BaseException:

@@ -183,12 +183,29 @@ fn secret_bits(value: &Bound<'_, PyAny>) -> PyResult<f64> {
 }
 
 /// The spans of `text` a remembered value could occupy: code-point `(start, end)` pairs whose length and
-/// estimate are one of `shapes`' `(length, bits)` pairs (`memory.rs secret_spans`).
+/// estimate are one of `shapes`' pairs (`memory.rs secret_spans`). `shapes` is packed, 12 bytes a
+/// pair: the length (u32) and the estimate (f64), little-endian (`struct.pack("<Id", ...)`): a store
+/// looks up every text it writes, and a packed table is not converted object by object each time.
 #[pyfunction]
-fn secret_spans(
-    text: &Bound<'_, PyAny>,
-    shapes: Vec<(usize, f64)>,
-) -> PyResult<Vec<(usize, usize)>> {
+fn secret_spans(text: &Bound<'_, PyAny>, shapes: &Bound<'_, PyAny>) -> PyResult<Vec<(usize, usize)>> {
+    let py = text.py();
+    let packed = shapes
+        .cast::<PyBytes>()
+        .map_err(|_| wrong_type(py, "shapes must be bytes"))?
+        .as_bytes();
+    if packed.len() % 12 != 0 {
+        return Err(invalid(py, "shapes must be 12-byte (u32, f64) records"));
+    }
+    let shapes: Vec<(usize, f64)> = packed
+        .chunks_exact(12)
+        .map(|r| {
+            let mut n = [0u8; 4];
+            let mut b = [0u8; 8];
+            n.copy_from_slice(&r[..4]);
+            b.copy_from_slice(&r[4..]);
+            (u32::from_le_bytes(n) as usize, f64::from_le_bytes(b))
+        })
+        .collect();
     with_bytes(as_str(text, "text")?, |bytes| {
         Ok(code_point_spans(bytes, &spans_of(bytes, &shapes)))
     })

@@ -272,6 +272,9 @@ pub struct Rule {
     pub check: Check,
     /// Lower-case prefixes of public identifiers the rule refuses (`cus_`, `msg_`, `sha256-`).
     pub public_prefixes: Vec<String>,
+    /// The pattern is the providers' names (no pattern given): a scan reads their places from the
+    /// keyword pass.
+    pub from_providers: bool,
     /// The key starts up to [`KEY_BEFORE`] key bytes before the match (a pattern that starts at a
     /// credential word inside the key).
     pub key_before: bool,
@@ -354,6 +357,7 @@ pub fn provider_pattern(names: &[String]) -> String {
 
 fn compile_rule(mut raw: RawRule, providers: &[String]) -> Result<Rule, String> {
     let id = raw.id.clone();
+    let from_providers = raw.provider_keywords && raw.pattern.is_empty();
     if raw.provider_keywords {
         raw.keywords.extend(providers.iter().cloned());
         if raw.pattern.is_empty() {
@@ -496,6 +500,7 @@ fn compile_rule(mut raw: RawRule, providers: &[String]) -> Result<Rule, String> 
         public_prefixes: raw.public_prefixes,
         public_labels: raw.public_labels,
         key_before: raw.key_before,
+        from_providers,
         pii: raw.pii,
         max_width,
         id,

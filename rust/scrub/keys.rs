@@ -143,6 +143,7 @@ pub struct KeyPolicy {
     describing: WordSet,
     substrings: Vec<(String, KeyClass)>,
     providers: WordSet,
+    provider_list: Vec<String>,
     provider_finals: WordMap<KeyClass>,
     id_qualifiers: WordSet,
     credential_ids: WordSet,
@@ -244,6 +245,7 @@ impl KeyPolicy {
             types: word_set(raw.types),
             describing: word_set(raw.weak.describing),
             substrings,
+            provider_list: raw.providers.clone(),
             providers: word_set(raw.providers),
             provider_finals: WordMap::new(provider_finals),
             id_qualifiers: word_set(raw.weak.id_qualifiers),
@@ -285,6 +287,11 @@ impl KeyPolicy {
             }
         }
         out
+    }
+
+    /// The providers' names, in the catalogue's order.
+    pub fn providers(&self) -> &[String] {
+        &self.provider_list
     }
 
     /// Whether `word` is a type word (`string`, `str`): in `apiToken: string = "..."` the value

@@ -44,6 +44,9 @@ pub struct Detector {
     pub(super) keywords: AhoCorasick,
     keyword_rules: Vec<Vec<usize>>,
     always: Vec<usize>,
+    /// For each keyword, its place in the providers' list (a rule whose pattern is the providers'
+    /// names reads their places from the keyword pass instead of searching again).
+    provider_place: Vec<Option<usize>>,
 }
 
 /// What one rule's scan carries into each judgement: the placeholders' positions, what its reads
@@ -127,6 +130,9 @@ pub fn copies(
     known: &[Known],
     placeholders: &[usize],
 ) -> Vec<Finding> {
+    if found.is_empty() && known.is_empty() {
+        return found;
+    }
     let mut values: Vec<(&[u8], usize, usize)> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let own = found.iter().map(|f| (&hay[f.start..f.end], f.rule, f.kind));
@@ -435,13 +441,16 @@ impl Detector {
                 }
             }
         }
+        let provider_place = words
+            .iter()
+            .map(|w| keys.providers().iter().position(|p| p == w))
+            .collect();
         // A DFA: on a 4 MB prose corpus the keyword pass runs ~3x faster than the default NFA
         // (profile_rules in tests.rs), and the automaton is built once per process.
         let keywords = AhoCorasickBuilder::new()
             .ascii_case_insensitive(true)
             .match_kind(MatchKind::Standard)
             .kind(Some(AhoCorasickKind::DFA))
-            .prefilter(false)
             .build(&words)
             .map_err(|e| format!("keywords: {e}"))?;
         Ok(Detector {
@@ -454,6 +463,7 @@ impl Detector {
             keywords,
             keyword_rules,
             always,
+            provider_place,
         })
     }
 
@@ -479,20 +489,40 @@ impl Detector {
     }
 
     /// Which rules may match: those with a keyword in the text, and those without keywords.
+    #[cfg(test)]
     pub(super) fn selected(&self, hay: &[u8], pii: bool) -> Vec<bool> {
+        self.selected_with_providers(hay, pii).0
+    }
+
+    /// [`Detector::selected`], and where providers' names start (at a word's start): each start
+    /// once, with the name that comes first in the providers' list (what the names' alternation,
+    /// leftmost-first, matches there), sorted.
+    pub(super) fn selected_with_providers(
+        &self,
+        hay: &[u8],
+        pii: bool,
+    ) -> (Vec<bool>, Vec<(usize, usize)>) {
         let mut on = vec![false; self.rules.len()];
         for &i in &self.always {
             on[i] = true;
         }
+        let mut providers: Vec<(usize, usize, usize)> = Vec::new();
         for m in self.keywords.find_overlapping_iter(hay) {
             for &i in &self.keyword_rules[m.pattern().as_usize()] {
                 on[i] = true;
+            }
+            if let Some(place) = self.provider_place[m.pattern().as_usize()] {
+                if m.start() == 0 || !word_byte(hay[m.start() - 1]) {
+                    providers.push((m.start(), place, m.end()));
+                }
             }
         }
         for (flag, rule) in on.iter_mut().zip(&self.rules) {
             *flag &= pii || !rule.pii;
         }
-        on
+        providers.sort_unstable();
+        providers.dedup_by_key(|p| p.0);
+        (on, providers.into_iter().map(|(s, _, e)| (s, e)).collect())
     }
 
     /// Every credential in `hay` (UTF-8, or WTF-8 for a str with lone surrogates), merged into
@@ -518,14 +548,15 @@ impl Detector {
         known: &[Known],
         interrupt: &mut dyn FnMut() -> Result<(), E>,
     ) -> Result<Vec<Finding>, E> {
-        let on = self.selected(hay, pii);
+        let (on, providers) = self.selected_with_providers(hay, pii);
         // Where placeholders this scrubber wrote stand (no secret runs over one): found once.
         let placeholders: Vec<usize> = memchr::memmem::find_iter(hay, PLACEHOLDER).collect();
         let mut found = Vec::new();
         for (index, rule) in self.rules.iter().enumerate() {
             if on[index] {
                 interrupt()?;
-                self.scan_rule(index, rule, hay, &placeholders, &mut found);
+                let hits = rule.from_providers.then_some(providers.as_slice());
+                self.scan_rule_at(index, rule, hay, &placeholders, hits, &mut found);
             }
         }
         let public = public_ranges(hay);
@@ -551,6 +582,7 @@ impl Detector {
             .unwrap_or_default()
     }
 
+    #[cfg(test)]
     pub(super) fn scan_rule(
         &self,
         index: usize,
@@ -559,9 +591,27 @@ impl Detector {
         placeholders: &[usize],
         out: &mut Vec<Finding>,
     ) {
+        let providers = rule
+            .from_providers
+            .then(|| self.selected_with_providers(hay, true).1);
+        self.scan_rule_at(index, rule, hay, placeholders, providers.as_deref(), out);
+    }
+
+    /// [`Detector::scan_rule`] given, for a rule whose pattern is the providers' names, where they
+    /// start (`hits`, from the keyword pass): those stand for its pattern's matches.
+    fn scan_rule_at(
+        &self,
+        index: usize,
+        rule: &Rule,
+        hay: &[u8],
+        placeholders: &[usize],
+        hits: Option<&[(usize, usize)]>,
+        out: &mut Vec<Finding>,
+    ) {
         if rule.extend == Extend::SecretData {
             return self.scan_secret_data(index, rule, hay, out);
         }
+        let mut next_hit = 0;
         // Capture groups cost the regex engine its fastest paths: only rules with a named group ask.
         let mut locs = (!rule.secret_groups.is_empty() || rule.key_group.is_some())
             .then(|| rule.regex.capture_locations());
@@ -569,14 +619,23 @@ impl Detector {
         let mut cover: Option<Cover> = None;
         let mut at = 0;
         while at <= hay.len() {
-            let (ms, me, secret, group, key) = match locs.as_mut() {
-                None => {
+            let (ms, me, secret, group, key) = match (hits, locs.as_mut()) {
+                (Some(hits), _) => {
+                    while next_hit < hits.len() && hits[next_hit].0 < at {
+                        next_hit += 1;
+                    }
+                    let Some(&(s, e)) = hits.get(next_hit) else {
+                        break;
+                    };
+                    (s, e, (s, e), 0, (0, 0))
+                }
+                (None, None) => {
                     let Some(m) = rule.regex.find_at(hay, at) else {
                         break;
                     };
                     (m.start(), m.end(), (m.start(), m.end()), 0, (0, 0))
                 }
-                Some(locs) => {
+                (None, Some(locs)) => {
                     let Some(m) = rule.regex.captures_read_at(locs, hay, at) else {
                         break;
                     };

@@ -3,10 +3,12 @@ the spans of a text a remembered value could occupy (:func:`secret_spans`)."""
 
 from __future__ import annotations
 
+import math
 import re
+import struct
 from collections.abc import Sequence
 
-from memdedup._scrub_py._bytes import CONTINUATION, entropy, is_digit, is_lower, is_upper
+from memdedup._scrub_py._bytes import CONTINUATION, is_digit, is_lower, is_upper
 
 MEMORY_MIN_LEN = 12
 MEMORY_MAX_LEN = 512
@@ -21,6 +23,8 @@ _SYMBOL_BITS = 4.0
 _NOT_TOKEN = frozenset(b"\"'`()[]{}<>,;\\|&?")
 _TOKEN = frozenset(b for b in range(0x21, 0x7F) if b not in _NOT_TOKEN)
 _VOWELS = frozenset(b"aeiouyAEIOUY")
+# c * log2(c) for every count a remembered value's byte can have (memory.rs clog_table).
+_CLOG = [0.0] + [float(c) * math.log2(float(c)) for c in range(1, MEMORY_MAX_LEN + 1)]
 _RUN = re.compile(b"[" + b"".join(re.escape(bytes([b])) for b in sorted(_TOKEN)) + b"]+")
 
 
@@ -74,8 +78,26 @@ def secret_bits(v: bytes) -> float:
         else:
             structured += _SEPARATOR_BITS if b in b"-_." else _SYMBOL_BITS
             i += 1
-    shannon = float(n) * entropy(v)
-    return min(structured, shannon)
+    counts = [0] * 128
+    for b in v:
+        counts[b] += 1
+    total = 0.0
+    for c in counts:
+        if c > 0:
+            total += _CLOG[c]
+    return min(structured, _CLOG[n] - total)
+
+
+def pack_shapes(shapes: Sequence[tuple[int, float]]) -> bytes:
+    """``(length, bits)`` pairs as the core's ``secret_spans`` takes them: 12 bytes each."""
+    return b"".join(struct.pack("<Id", n, b) for n, b in shapes)
+
+
+def unpack_shapes(packed: bytes) -> list[tuple[int, float]]:
+    """rust/python/scrub.rs secret_spans: the packed pairs, refused unless whole records."""
+    if not isinstance(packed, bytes) or len(packed) % 12:
+        raise ValueError("shapes must be 12-byte (u32, f64) records")
+    return [(int(n), float(b)) for n, b in struct.iter_unpack("<Id", packed)]
 
 
 def secret_spans(d: bytes, shapes: Sequence[tuple[int, float]]) -> list[tuple[int, int]]:
