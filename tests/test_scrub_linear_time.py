@@ -53,6 +53,17 @@ def _cycle(unit: str, size: int) -> str:
     return (unit * (size // len(unit) + 1))[:size]
 
 
+def _nested_blocks(n: int) -> str:
+    """`t: |` lines each indented one blank deeper than the last (each opens a block scalar inside the
+    one before), n characters: about sqrt(2n) lines."""
+    lines: list[str] = []
+    total = 0
+    while total < n:
+        lines.append(" " * len(lines) + "t: |\n")
+        total += len(lines[-1])
+    return "".join(lines)[:n]
+
+
 def _base64(size: int) -> str:
     rng = random.Random(size)
     alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
@@ -144,7 +155,7 @@ ADVERSARIAL: dict[str, Callable[[int], str]] = {
     "openers_after_key": lambda n: "key=" + "(" * (n - 4),
     "template_openers": lambda n: _cycle("token: {{", n),
     "block_scalars": lambda n: _cycle("token: |\n", n),
-    "block_scalars_nested": lambda n: "".join(" " * i + "t: |\n" for i in range(n))[:n],
+    "block_scalars_nested": lambda n: _nested_blocks(n),
     "xml_elements_open": lambda n: _cycle("<password>", n),
     "xml_plist_keys": lambda n: _cycle("<key>password</key>", n),
     "name_value_pairs": lambda n: _cycle('name="password" value=', n),

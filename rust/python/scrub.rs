@@ -187,7 +187,10 @@ fn secret_bits(value: &Bound<'_, PyAny>) -> PyResult<f64> {
 /// pair: the length (u32) and the estimate (f64), little-endian (`struct.pack("<Id", ...)`): a store
 /// looks up every text it writes, and a packed table is not converted object by object each time.
 #[pyfunction]
-fn secret_spans(text: &Bound<'_, PyAny>, shapes: &Bound<'_, PyAny>) -> PyResult<Vec<(usize, usize)>> {
+fn secret_spans(
+    text: &Bound<'_, PyAny>,
+    shapes: &Bound<'_, PyAny>,
+) -> PyResult<Vec<(usize, usize)>> {
     let py = text.py();
     let packed = shapes
         .cast::<PyBytes>()

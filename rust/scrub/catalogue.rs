@@ -247,8 +247,6 @@ pub struct Rule {
     pub regex: Regex,
     /// Capture group indices of `secret*` groups, in pattern order.
     pub secret_groups: Vec<usize>,
-    /// The capture group index of a `key` group (a name/value pair's name), if any.
-    pub key_group: Option<usize>,
     pub boundary: ByteSet,
     /// Bytes that may not come right before the secret (the `boundary` unless the rule says).
     pub before: ByteSet,
@@ -366,11 +364,9 @@ fn compile_rule(mut raw: RawRule, providers: &[String]) -> Result<Rule, String> 
     }
     let (regex, max_width) = compile_pattern(&raw.pattern, &id)?;
     let mut secret_groups = Vec::new();
-    let mut key_group = None;
     for (index, name) in regex.capture_names().enumerate() {
         match name {
             Some(n) if n.starts_with("secret") => secret_groups.push(index),
-            Some("key") => key_group = Some(index),
             Some(other) => return Err(format!("rule {id}: unknown group name {other:?}")),
             None => {}
         }
@@ -461,13 +457,7 @@ fn compile_rule(mut raw: RawRule, providers: &[String]) -> Result<Rule, String> 
         (None, Some(_)) => return Err(format!("rule {id}: run_inner without run")),
         (None, None) => None,
     };
-    if key_group.is_some() != (extend == Extend::Attribute) {
-        return Err(format!(
-            "rule {id}: a key group goes with the attribute extender, and only with it"
-        ));
-    }
     Ok(Rule {
-        key_group,
         kind,
         description: raw.description,
         keywords: raw.keywords,

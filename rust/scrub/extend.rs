@@ -73,7 +73,8 @@ pub struct Memo {
     span: (usize, usize, Option<Box<[usize; 256]>>),
     /// How the key phrases read so far name a credential (a text repeats its keys: a JSON list of
     /// records, a log): judged once each, up to [`PHRASES`] distinct phrases.
-    phrases: HashMap<Box<[u8]>, Result<Option<KeyHit>, ()>, BuildHasherDefault<Fnv>>,
+    phrases: HashMap<Box<[u8]>, Option<Option<KeyHit>>, BuildHasherDefault<Fnv>>,
+    judged: usize,
 }
 
 /// FNV-1a for the phrase cache: short keys, hashed once per key a rule reads (SipHash costs more
@@ -101,10 +102,17 @@ impl Hasher for Fnv {
 
 /// The most distinct key phrases one rule's scan remembers the judgement of.
 const PHRASES: usize = 4096;
+/// How many phrases a scan judges before it starts remembering them.
+const PHRASES_AFTER: usize = 64;
 
 impl Memo {
-    /// [`KeyPolicy::judge_phrase`] of `phrase`, remembered.
-    fn judge_phrase(&mut self, keys: &KeyPolicy, phrase: &[u8]) -> Result<Option<KeyHit>, ()> {
+    /// [`KeyPolicy::judge_phrase`] of `phrase`, remembered once a scan has judged [`PHRASES_AFTER`]
+    /// phrases (a short text's few keys are judged directly: a table would cost it more).
+    fn judge_phrase(&mut self, keys: &KeyPolicy, phrase: &[u8]) -> Option<Option<KeyHit>> {
+        if self.judged < PHRASES_AFTER {
+            self.judged += 1;
+            return keys.judge_phrase(phrase);
+        }
         if let Some(&verdict) = self.phrases.get(phrase) {
             return verdict;
         }
@@ -865,13 +873,13 @@ fn classify_phrase(
     memo: &mut Memo,
 ) -> Option<KeyHit> {
     let phrase = &hay[key_phrase_start(hay, key.0)..key.1];
-    let hit = memo.judge_phrase(keys, phrase).ok()?;
+    let hit = memo.judge_phrase(keys, phrase)?;
     if phrase.len() == key.1 - key.0 || hit.is_some_and(|h| !h.weak) {
         return hit;
     }
     // The words before the key are prose, not its name, unless they name it strongly: a weak
     // reading of a phrase (`credential to use:`) is no evidence, the key alone decides.
-    memo.judge_phrase(keys, &hay[key.0..key.1]).ok().flatten()
+    memo.judge_phrase(keys, &hay[key.0..key.1]).flatten()
 }
 
 /// The words a prose rule's key is: its first run of key bytes, and a following ` key`, ` token` or

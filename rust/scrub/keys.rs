@@ -338,14 +338,10 @@ impl KeyPolicy {
     }
 
     /// [`KeyPolicy::refuses`] and [`KeyPolicy::classify_key`] of one name, its words found once:
-    /// `Err(())` when the name is refused, else its hit.
-    pub fn judge_phrase(&self, name: &[u8]) -> Result<Option<KeyHit>, ()> {
+    /// `None` when the name is refused, else its hit (itself `None` when it names no credential).
+    pub fn judge_phrase(&self, name: &[u8]) -> Option<Option<KeyHit>> {
         self.with_words(name, |words| {
-            if self.refuses_words(words) {
-                Err(())
-            } else {
-                Ok(self.classify_key_words(words))
-            }
+            (!self.refuses_words(words)).then(|| self.classify_key_words(words))
         })
     }
 

@@ -55,8 +55,6 @@ pub(super) struct Ctx<'a> {
     placeholders: &'a [usize],
     memo: &'a mut Memo,
     cover: Option<&'a Cover>,
-    /// The span of the match's `key` group (a name/value pair's name).
-    key: (usize, usize),
 }
 
 /// The cover of an accepted key rule's value `start..end` (the finding, after its checks), if it is one
@@ -227,8 +225,15 @@ pub fn copies(
 /// `ecdsa-sha2-nistp256 AAAA...`). Sorted spans; nothing inside one is a secret.
 pub fn public_ranges(hay: &[u8]) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
+    // Most texts hold no `-----BEGIN` and no `ssh-`/`ecdsa-`/`sk-` key type: one pass for the bytes
+    // those start with rules them out (a finder per needle costs a short text more than its scan).
+    let begins = memchr::memmem::find(hay, b"-----BEGIN ").is_some();
+    let keys = memchr::memmem::find(hay, b"AAAA").is_some();
+    if !begins && !keys {
+        return out;
+    }
     let mut next_end: Option<usize> = None;
-    for at in memchr::memmem::find_iter(hay, b"-----BEGIN ") {
+    for at in memchr::memmem::find_iter(if begins { hay } else { &[] }, b"-----BEGIN ") {
         let head = &hay[at + 11..hay.len().min(at + 75)];
         let Some(close) = memchr::memmem::find(head, b"-----") else {
             continue;
@@ -250,7 +255,12 @@ pub fn public_ranges(hay: &[u8]) -> Vec<(usize, usize)> {
         };
         out.push((at, end));
     }
-    for prefix in [&b"ssh-"[..], b"ecdsa-sha2-", b"sk-ssh-", b"sk-ecdsa-"] {
+    let prefixes: &[&[u8]] = if keys {
+        &[b"ssh-", b"ecdsa-sha2-", b"sk-ssh-", b"sk-ecdsa-"]
+    } else {
+        &[]
+    };
+    for &prefix in prefixes {
         for at in memchr::memmem::find_iter(hay, prefix) {
             if at > 0 && word_byte(hay[at - 1]) {
                 continue;
@@ -305,15 +315,21 @@ fn secret_kind_lines(hay: &[u8]) -> Vec<usize> {
         .collect()
 }
 
+/// Whether `window` (at most 128 bytes are read) holds one of `words` (lower-case), ASCII
+/// case-insensitive: lower-cased on the stack (this runs once per candidate of a context rule).
+fn holds_word<'w>(window: &[u8], words: impl IntoIterator<Item = &'w [u8]>) -> bool {
+    let mut buffer = [0u8; 128];
+    let n = window.len().min(buffer.len());
+    buffer[..n].copy_from_slice(&window[..n]);
+    buffer[..n].make_ascii_lowercase();
+    words
+        .into_iter()
+        .any(|w| memchr::memmem::find(&buffer[..n], w).is_some())
+}
+
 /// Whether a stretch could hold a provider cue ([`provider_cue`]'s necessary conditions).
 fn provider_cue_possible(window: &[u8]) -> bool {
-    if memchr::memchr2(b'=', b':', window).is_some() {
-        return true;
-    }
-    let lower = window.to_ascii_lowercase();
-    PROVIDER_NAMES
-        .iter()
-        .any(|w| memchr::memmem::find(&lower, w).is_some())
+    memchr::memchr2(b'=', b':', window).is_some() || holds_word(window, PROVIDER_NAMES)
 }
 
 /// Words that name a credential on the way from a provider's name to a value.
@@ -333,7 +349,6 @@ const PROVIDER_NAMES: [&[u8]; 9] = [
 /// it, past quotes and blanks) or names a credential, and labels nothing public (a commit, a hash,
 /// an id of a request).
 fn provider_cue(gap: &[u8]) -> bool {
-    let lower = gap.to_ascii_lowercase();
     const PUBLIC: [&[u8]; 18] = [
         b"sha",
         b"commit",
@@ -354,24 +369,16 @@ fn provider_cue(gap: &[u8]) -> bool {
         b"invoice",
         b"transaction",
     ];
-    if PUBLIC
-        .iter()
-        .any(|w| memchr::memmem::find(&lower, w).is_some())
-    {
+    if holds_word(gap, PUBLIC) {
         return false;
     }
-    let tail = lower.iter().rev().find(|b| {
+    let tail = gap.iter().rev().find(|b| {
         !matches!(
             b,
             b' ' | b'\t' | b'"' | b'\'' | b'`' | b'(' | b'[' | b'\n' | b'\r'
         )
     });
-    if matches!(tail, Some(b'=' | b':')) {
-        return true;
-    }
-    PROVIDER_NAMES
-        .iter()
-        .any(|w| memchr::memmem::find(&lower, w).is_some())
+    matches!(tail, Some(b'=' | b':')) || holds_word(gap, PROVIDER_NAMES)
 }
 
 /// Shannon entropy of a byte string, in bits per byte.
@@ -613,13 +620,12 @@ impl Detector {
         }
         let mut next_hit = 0;
         // Capture groups cost the regex engine its fastest paths: only rules with a named group ask.
-        let mut locs = (!rule.secret_groups.is_empty() || rule.key_group.is_some())
-            .then(|| rule.regex.capture_locations());
+        let mut locs = (!rule.secret_groups.is_empty()).then(|| rule.regex.capture_locations());
         let mut memo = Memo::default();
         let mut cover: Option<Cover> = None;
         let mut at = 0;
         while at <= hay.len() {
-            let (ms, me, secret, group, key) = match (hits, locs.as_mut()) {
+            let (ms, me, secret, group) = match (hits, locs.as_mut()) {
                 (Some(hits), _) => {
                     while next_hit < hits.len() && hits[next_hit].0 < at {
                         next_hit += 1;
@@ -627,13 +633,13 @@ impl Detector {
                     let Some(&(s, e)) = hits.get(next_hit) else {
                         break;
                     };
-                    (s, e, (s, e), 0, (0, 0))
+                    (s, e, (s, e), 0)
                 }
                 (None, None) => {
                     let Some(m) = rule.regex.find_at(hay, at) else {
                         break;
                     };
-                    (m.start(), m.end(), (m.start(), m.end()), 0, (0, 0))
+                    (m.start(), m.end(), (m.start(), m.end()), 0)
                 }
                 (None, Some(locs)) => {
                     let Some(m) = rule.regex.captures_read_at(locs, hay, at) else {
@@ -645,15 +651,13 @@ impl Detector {
                         .enumerate()
                         .find_map(|(k, &g)| locs.get(g).map(|span| (span, k)));
                     let (span, group) = secret.unwrap_or(((m.start(), m.end()), 0));
-                    let key = rule.key_group.and_then(|g| locs.get(g)).unwrap_or((0, 0));
-                    (m.start(), m.end(), span, group, key)
+                    (m.start(), m.end(), span, group)
                 }
             };
             let mut ctx = Ctx {
                 placeholders,
                 memo: &mut memo,
                 cover: cover.as_ref(),
-                key,
             };
             match self.judge(rule, hay, (ms, me), secret, group, &mut ctx) {
                 Some((start, end, kind, value)) => {
@@ -704,7 +708,12 @@ impl Detector {
             let from = line.saturating_sub(SECRET_CONTEXT);
             let first = kinds.partition_point(|&k| k < from);
             if kinds.get(first).is_some_and(|&k| k <= end + SECRET_CONTEXT) {
-                out.extend(found.into_iter().map(|(start, end)| Finding {
+                // A value this scrubber wrote (`password: [REDACTED:...]`) is no secret: scrubbing
+                // twice changes nothing.
+                let found = found
+                    .into_iter()
+                    .filter(|&(start, _)| !hay[start..].starts_with(PLACEHOLDER));
+                out.extend(found.map(|(start, end)| Finding {
                     start,
                     end,
                     rule: index,
@@ -739,7 +748,6 @@ impl Detector {
         }
         let class = |class: KeyClass| Some(self.class_kind[class_index(class)]);
         let policy = (&self.keys, &self.values);
-        let key_span = ctx.key;
         let (start, end, kind, value) = match rule.extend {
             Extend::None => (start, end, None, None),
             Extend::Assignment | Extend::Flag => {
@@ -785,7 +793,7 @@ impl Detector {
                 (v.start, v.end, class(c), Some(v))
             }
             Extend::Attribute => {
-                let (v, c) = shapes::attribute(hay, ms, key_span, me, policy, ctx.memo)?;
+                let (v, c) = shapes::attribute(hay, ms, me, policy, ctx.memo)?;
                 (v.start, v.end, class(c), Some(v))
             }
             // Read in scan_rule: a block gives many values.
@@ -1123,10 +1131,7 @@ fn labelled_public(hay: &[u8], at: usize, labels: &[String]) -> bool {
         .iter()
         .rposition(|b| matches!(b, b'\n' | b'\r'))
         .map_or(from, |i| from + i + 1);
-    let window = hay[line_start..at].to_ascii_lowercase();
-    labels
-        .iter()
-        .any(|w| memchr::memmem::find(&window, w.as_bytes()).is_some())
+    holds_word(&hay[line_start..at], labels.iter().map(String::as_bytes))
 }
 
 /// Overlapping findings merge into their union: nothing of either survives. The union's rule and kind

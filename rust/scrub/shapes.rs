@@ -85,21 +85,99 @@ fn text_of(hay: &[u8], me: usize) -> Option<(usize, usize)> {
     (end > start).then_some((start, end))
 }
 
-/// A name/value pair: the name's span is `key` (the rule's `key` group), the value starts at `me`.
-/// The value is read as a key rule reads one (quoted, a token, a YAML block).
+/// Where a name/value pair's name is, read back from its `value` / `content` keyword at `at`: the
+/// text before it must be `NAMEWORD [:=] NAME` then separators (`key="Password" value=`, `"name":
+/// "apiToken", "value":`, `- name: DB_PASSWORD` and an indented `value:`), where NAMEWORD is `key`,
+/// `name`, `id`, `param`, `property`, `variable`, `var` or `setting`, a whole word. Each part is read
+/// a bounded way (blanks up to 8, separators up to 64, a name up to 96 bytes): O(1) per keyword.
+pub fn pair_name_before(hay: &[u8], at: usize) -> Option<(usize, usize)> {
+    let mut i = at;
+    let quote = |i: &mut usize| {
+        if *i > 0 && matches!(hay[*i - 1], b'"' | b'\'') {
+            *i -= 1;
+            if *i > 0 && hay[*i - 1] == b'\\' {
+                *i -= 1;
+            }
+        }
+    };
+    let blanks = |i: &mut usize, most: usize| {
+        let mut n = 0;
+        while *i > 0 && n < most && matches!(hay[*i - 1], b' ' | b'\t') {
+            *i -= 1;
+            n += 1;
+        }
+    };
+    quote(&mut i);
+    let before_blanks = i;
+    blanks(&mut i, 8);
+    // Blanks right before the keyword are separators unless a `-` (a YAML list item) comes first.
+    let mut separators = before_blanks - i;
+    if i > 0 && hay[i - 1] == b'-' {
+        i -= 1;
+        separators = 0;
+    }
+    while i > 0 && separators < 64 {
+        if matches!(hay[i - 1], b' ' | b'\t' | b'\r' | b'\n') {
+            i -= 1;
+        } else if i >= 2 && hay[i - 2] == b'\\' && matches!(hay[i - 1], b'n' | b'r' | b't') {
+            i -= 2;
+        } else {
+            break;
+        }
+        separators += 1;
+    }
+    if separators == 0 {
+        return None;
+    }
+    if i > 0 && hay[i - 1] == b',' {
+        i -= 1;
+    }
+    blanks(&mut i, 4);
+    quote(&mut i);
+    let name_end = i;
+    while i > 0
+        && name_end - i < 96
+        && (hay[i - 1].is_ascii_alphanumeric() || b"_.-".contains(&hay[i - 1]))
+    {
+        i -= 1;
+    }
+    if i == name_end {
+        return None;
+    }
+    let name_start = i;
+    quote(&mut i);
+    blanks(&mut i, 4);
+    if i == 0 || !matches!(hay[i - 1], b':' | b'=') {
+        return None;
+    }
+    i -= 1;
+    blanks(&mut i, 4);
+    quote(&mut i);
+    let word_end = i;
+    while i > 0 && word_end - i < 9 && hay[i - 1].is_ascii_alphabetic() {
+        i -= 1;
+    }
+    let word = hay[i..word_end].to_ascii_lowercase();
+    let named = matches!(
+        word.as_slice(),
+        b"key" | b"name" | b"id" | b"param" | b"property" | b"variable" | b"var" | b"setting"
+    );
+    let whole = i == 0 || !(hay[i - 1].is_ascii_alphanumeric() || hay[i - 1] == b'_');
+    (named && whole).then_some((name_start, name_end))
+}
+
+/// A name/value pair: the match is its `value` / `content` keyword and what assigns after it; the
+/// name is read back ([`pair_name_before`]), the value read from `me` as a key rule reads one
+/// (quoted, a token, a YAML block).
 pub fn attribute(
     hay: &[u8],
     ms: usize,
-    key: (usize, usize),
     me: usize,
     (keys, values): (&KeyPolicy, &ValuePolicy),
     memo: &mut Memo,
 ) -> Option<(Value, KeyClass)> {
-    // `name` / `key` must be a whole word (not the end of `username`).
-    if ms > 0 && (hay[ms - 1].is_ascii_alphanumeric() || hay[ms - 1] == b'_') {
-        return None;
-    }
-    let hit = keys.classify_key(&hay[key.0..key.1])?;
+    let (start, end) = pair_name_before(hay, ms)?;
+    let hit = keys.classify_key(&hay[start..end])?;
     let value = read_value(hay, me, ValueMode::Token, false, memo)?;
     let text = &hay[value.start..value.end];
     if keeps(values, hit.class, hit.weak, text, value.quoted) {

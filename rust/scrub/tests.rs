@@ -541,6 +541,62 @@ fn profile_rules() {
         let _ = d.scan_bytes(&hay, false);
         eprintln!("total {:?} for {} bytes", t.elapsed(), hay.len());
     }
+    // SCRUB_SPLIT=lines or paragraphs: the text as the write path meets it, record by record, and
+    // which rules the records wake (the cost of a rule summed over them).
+    if let Ok(split) = std::env::var("SCRUB_SPLIT") {
+        let sep: &[u8] = if split == "lines" { b"\n" } else { b"\n\n" };
+        let mut parts: Vec<&[u8]> = Vec::new();
+        let mut rest: &[u8] = &hay;
+        while let Some(i) = memchr::memmem::find(rest, sep) {
+            parts.push(&rest[..i]);
+            rest = &rest[i + sep.len()..];
+        }
+        parts.push(rest);
+        for _ in 0..3 {
+            let t = std::time::Instant::now();
+            for p in &parts {
+                let _ = d.scan_bytes(p, false);
+            }
+            eprintln!("records {:?} for {} records", t.elapsed(), parts.len());
+        }
+        let mut per_rule = vec![std::time::Duration::ZERO; d.rules().len()];
+        let mut woke = vec![0usize; d.rules().len()];
+        let mut keywords = std::time::Duration::ZERO;
+        for p in &parts {
+            let t = std::time::Instant::now();
+            let on = d.selected(p, false);
+            keywords += t.elapsed();
+            for (i, rule) in d.rules().iter().enumerate() {
+                if on[i] {
+                    let mut out = Vec::new();
+                    let t = std::time::Instant::now();
+                    d.scan_rule(i, rule, p, &[], &mut out);
+                    per_rule[i] += t.elapsed();
+                    woke[i] += 1;
+                }
+            }
+        }
+        eprintln!("keywords over records {keywords:?}");
+        eprintln!(
+            "rules over records {:?}",
+            per_rule.iter().sum::<std::time::Duration>()
+        );
+        let t = std::time::Instant::now();
+        for p in &parts {
+            let _ = scan::public_ranges(p);
+        }
+        eprintln!("public ranges over records {:?}", t.elapsed());
+        let mut order: Vec<usize> = (0..per_rule.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(per_rule[i]));
+        for &i in order.iter().take(60) {
+            eprintln!(
+                "{:30} {:?} over {} records",
+                d.rules()[i].id,
+                per_rule[i],
+                woke[i]
+            );
+        }
+    }
     let t = std::time::Instant::now();
     let on = d.keywords.find_overlapping_iter(&hay).count();
     eprintln!("keywords {:?} ({on} hits)", t.elapsed());

@@ -20,6 +20,10 @@ def is_alnum(b: int) -> bool:
     return 0x30 <= b <= 0x39 or 0x41 <= b <= 0x5A or 0x61 <= b <= 0x7A
 
 
+def is_alpha(b: int) -> bool:
+    return 0x41 <= b <= 0x5A or 0x61 <= b <= 0x7A
+
+
 def is_digit(b: int) -> bool:
     return 0x30 <= b <= 0x39
 

@@ -67,7 +67,6 @@ class Rule(NamedTuple):
     check: str | None
     public_prefixes: tuple[bytes, ...]
     pii: bool
-    key_group: int | None
     public_labels: tuple[bytes, ...]
     key_before: bool
 
@@ -128,7 +127,6 @@ def compile_rule(rule: Mapping[str, Any], providers: list[str]) -> Rule:
         check=rule.get("check"),
         public_prefixes=tuple(p.encode("ascii") for p in rule.get("public_prefixes", [])),
         pii=rule.get("pii", False),
-        key_group=regex.groupindex.get("key"),
         public_labels=tuple(w.encode("ascii") for w in rule.get("public_labels", [])),
         key_before=bool(rule.get("key_before", False)),
     )

@@ -389,8 +389,7 @@ class PyDetector:
                 (((m.start(g), m.end(g)), k) for k, g in enumerate(rule.secret_groups) if m.start(g) >= 0),
                 ((ms, me), 0),
             )
-            key = m.span(rule.key_group) if rule.key_group is not None else (0, 0)
-            ctx = (placeholders, memo, cover, key)
+            ctx = (placeholders, memo, cover)
             verdict = self._judge(rule, d, ms, me, secret, group, ctx)
             if verdict is not None:
                 start, end, kind, value = verdict
@@ -422,7 +421,7 @@ class PyDetector:
             found, end = shapes.secret_data(d, header, m.end())
             first = bisect.bisect_left(kinds, max(0, line - SECRET_CONTEXT))
             if first < len(kinds) and kinds[first] <= end + SECRET_CONTEXT:
-                out.extend((s, e, index, kind) for s, e in found)
+                out.extend((s, e, index, kind) for s, e in found if not d.startswith(PLACEHOLDER_BYTES, s))
             at = max(end, m.end() - 1, m.start() + 1)
 
     def _judge(
@@ -433,10 +432,10 @@ class PyDetector:
         me: int,
         secret: tuple[int, int],
         group: int,
-        ctx: tuple[list[int], Memo, Cover | None, tuple[int, int]],
+        ctx: tuple[list[int], Memo, Cover | None],
     ) -> tuple[int, int, str | None, Value | None] | None:
         """scan.rs judge."""
-        placeholders, memo, cover, key_span = ctx
+        placeholders, memo, cover = ctx
         if _inside_placeholder(d, ms, placeholders):
             return None
         if rule.line_context and not _on_line_after(d, ms, rule.line_context):
@@ -478,7 +477,7 @@ class PyDetector:
             if rule.extend == "element":
                 found = shapes.element(d, ms, me, policy)
             else:
-                found = shapes.attribute(d, ms, key_span, me, policy, memo)
+                found = shapes.attribute(d, ms, me, policy, memo)
             if found is None:
                 return None
             value, kind = found

@@ -3,7 +3,7 @@ credential, a name/value pair, a Kubernetes Secret's ``data:`` block)."""
 
 from __future__ import annotations
 
-from memdedup._scrub_py._bytes import WS, is_alnum
+from memdedup._scrub_py._bytes import WS, is_alnum, is_alpha
 from memdedup._scrub_py.extend import Memo, Value, read_value
 from memdedup._scrub_py.keys import KeyPolicy
 from memdedup._scrub_py.values import ValuePolicy
@@ -67,19 +67,76 @@ def _text_of(d: bytes, me: int) -> tuple[int, int] | None:
     return (start, end) if end > start else None
 
 
+def pair_name_before(d: bytes, at: int) -> tuple[int, int] | None:
+    """shapes.rs pair_name_before: the name of a name/value pair, read back from its value keyword."""
+    i = at
+
+    def quote(i: int) -> int:
+        if i > 0 and d[i - 1] in b"\"'":
+            i -= 1
+            if i > 0 and d[i - 1] == 0x5C:
+                i -= 1
+        return i
+
+    def blanks(i: int, most: int) -> int:
+        n = 0
+        while i > 0 and n < most and d[i - 1] in b" \t":
+            i -= 1
+            n += 1
+        return i
+
+    i = quote(i)
+    before_blanks = i
+    i = blanks(i, 8)
+    separators = before_blanks - i
+    if i > 0 and d[i - 1] == 0x2D:
+        i -= 1
+        separators = 0
+    while i > 0 and separators < 64:
+        if d[i - 1] in b" \t\r\n":
+            i -= 1
+        elif i >= 2 and d[i - 2] == 0x5C and d[i - 1] in b"nrt":
+            i -= 2
+        else:
+            break
+        separators += 1
+    if separators == 0:
+        return None
+    if i > 0 and d[i - 1] == 0x2C:
+        i -= 1
+    i = quote(blanks(i, 4))
+    name_end = i
+    while i > 0 and name_end - i < 96 and (is_alnum(d[i - 1]) or d[i - 1] in b"_.-"):
+        i -= 1
+    if i == name_end:
+        return None
+    name_start = i
+    i = blanks(quote(i), 4)
+    if i == 0 or d[i - 1] not in b":=":
+        return None
+    i = quote(blanks(i - 1, 4))
+    word_end = i
+    while i > 0 and word_end - i < 9 and is_alpha(d[i - 1]):
+        i -= 1
+    word = d[i:word_end].lower()
+    named = word in (b"key", b"name", b"id", b"param", b"property", b"variable", b"var", b"setting")
+    whole = i == 0 or not (is_alnum(d[i - 1]) or d[i - 1] == 0x5F)
+    return (name_start, name_end) if named and whole else None
+
+
 def attribute(
     d: bytes,
     ms: int,
-    key: tuple[int, int],
     me: int,
     policy: tuple[KeyPolicy, ValuePolicy],
     memo: Memo,
 ) -> tuple[Value, str] | None:
     """shapes.rs attribute."""
     keys, values = policy
-    if ms > 0 and (is_alnum(d[ms - 1]) or d[ms - 1] == 0x5F):
+    name = pair_name_before(d, ms)
+    if name is None:
         return None
-    hit = keys.classify_key(d[key[0] : key[1]])
+    hit = keys.classify_key(d[name[0] : name[1]])
     if hit is None:
         return None
     kind, weak = hit
