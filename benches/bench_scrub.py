@@ -1,6 +1,7 @@
 """Credential scrubbing: throughput on mixed text and growth with size, beside detect-secrets, in one run.
 
     python benches/bench_scrub.py [--size-kb 4096] [--rounds 3] [--peer-kb 256] [--python-kb 256]
+                                  [--no-growth]
 
 Corpora, generated deterministically from the bundled label sample (real one-line PyPI summaries):
 
@@ -11,7 +12,9 @@ Corpora, generated deterministically from the bundled label sample (real one-lin
 - json: extraction outputs with nested properties;
 - mixed: the four interleaved.
 
-Figures: MB/s (the best of --rounds) of ``CredentialScrubber.scrub_text`` on the compiled core, of the
+Figures: MB/s (the best of --rounds) of ``CredentialScrubber.scrub_text`` on the compiled core (and,
+``+lookup``, followed by the store-wide lookup of :mod:`memdedup.secret_memory` with 64 secrets
+remembered: what a store's write costs since issue 36), of the
 pure-Python fallback (the same catalogue through ``re``, on --python-kb), and of detect-secrets 1.5's
 ``scan_line`` over the same text line by line with its default plugins (--peer-kb: it is slow). The
 peer only detects (no spans, no redaction), so its figure is an upper bound for a scrubber built on it.
@@ -36,6 +39,7 @@ import argparse
 import gzip
 import json
 import random
+import sqlite3
 import string
 import sys
 import sysconfig
@@ -210,6 +214,27 @@ def best_seconds(fn: Callable[[], object], rounds: int) -> float:
     return best
 
 
+def store_lookup() -> Callable[[str], str] | None:
+    """The store-wide lookup of a store that remembers 64 random secrets (issue 36), or None on a build
+    without it."""
+    try:
+        from memdedup.secret_memory import SecretMemory
+    except ImportError:
+        return None
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    memory = SecretMemory(conn, implementation="rust")
+    rng = random.Random(36)
+    conn.execute("BEGIN")
+    memory.ensure_schema()
+    memory.learn([(_fake(rng, AN, rng.randint(20, 48)), "API_KEY") for _ in range(64)])
+    conn.execute("COMMIT")
+    # As the store looks up what it writes: inside its write transaction (it reads what other
+    # connections remembered once per transaction).
+    conn.execute("BEGIN")
+    memory.begin()
+    return memory.redact
+
+
 def detect_secrets_scan() -> Callable[[str], int] | None:
     try:
         from detect_secrets.core.scan import scan_line
@@ -303,6 +328,7 @@ def main() -> None:
     parser.add_argument(
         "--false-positives", action="store_true", help="count findings in real benign text, then stop"
     )
+    parser.add_argument("--no-growth", action="store_true", help="throughput only (skip the growth table)")
     parser.add_argument("--pypi", type=Path, default=PYPI, help="the PyPI summaries (.txt.gz)")
     parser.add_argument("--examples", type=int, default=5, help="examples shown per rule")
     args = parser.parse_args()
@@ -315,15 +341,26 @@ def main() -> None:
     peer = detect_secrets_scan()
     texts = corpora(args.size_kb * KB)
 
+    lookup = store_lookup()
     print(f"throughput, MB/s (best of {args.rounds}); memdedup on {args.size_kb} KB per corpus")
+    print(
+        "(+lookup: scrub_text, then the store-wide lookup of a store that remembers 64 secrets; "
+        "n/a on a build without it)"
+    )
     header = (
-        f"{'corpus':8} {'memdedup':>10} {'redacted':>9} {'fallback':>10} {'detect-secrets':>15} {'ratio':>8}"
+        f"{'corpus':8} {'memdedup':>10} {'+lookup':>9} {'redacted':>9} {'fallback':>10} "
+        f"{'detect-secrets':>15} {'ratio':>8}"
     )
     print(header)
     for name, text in texts.items():
         mb = len(text.encode()) / 1e6
         found = len(core.scrub_text(text).redactions)
         rust = mb / best_seconds(lambda text=text: core.scrub_text(text), args.rounds)
+        if lookup is not None:
+            both = mb / best_seconds(lambda text=text: lookup(core.scrub_text(text).text), args.rounds)
+            both_text = f"{both:9.1f}"
+        else:
+            both_text = f"{'n/a':>9}"
         small = text[: args.python_kb * KB]
         py = len(small.encode()) / 1e6 / best_seconds(lambda small=small: fallback.scrub_text(small), 1)
         if peer is not None:
@@ -332,7 +369,9 @@ def main() -> None:
             ds_text, ratio = f"{ds:15.3f}", f"{rust / ds:7.0f}x"
         else:
             ds_text, ratio = f"{'not installed':>15}", f"{'-':>8}"
-        print(f"{name:8} {rust:10.1f} {found:9d} {py:10.2f} {ds_text} {ratio}")
+        print(f"{name:8} {rust:10.1f} {both_text} {found:9d} {py:10.2f} {ds_text} {ratio}")
+    if args.no_growth:
+        return
 
     print("\ngrowth: ms to scrub n bytes (compiled core), and time per byte relative to 16 KB")
     sizes = [16 * KB, 64 * KB, 256 * KB, 1024 * KB]

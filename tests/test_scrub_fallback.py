@@ -14,7 +14,7 @@ import types
 from pathlib import Path
 
 import pytest
-from memdedup import scrub
+from memdedup import _backend, scrub
 from memdedup.errors import BackendUnavailableError
 from test_bindings_child import run_interrupted
 from test_scrub_findings import _ADVERSARIAL_CHILD, _LEAKED
@@ -60,7 +60,7 @@ def test_an_extension_without_the_detector_falls_back_with_a_warning(monkeypatch
     monkeypatch.setitem(sys.modules, "memdedup._core", stale)
     monkeypatch.setattr("memdedup._core", stale, raising=False)
     monkeypatch.setattr(scrub, "_ENGINES", {})
-    monkeypatch.delenv("MEMDEDUP_IMPLEMENTATION", raising=False)
+    monkeypatch.setattr(_backend, "REQUESTED", "auto")
     with pytest.warns(RuntimeWarning, match="pure-Python mirror"):
         engine = scrub._engine("rust")
     assert engine.name == "python"
@@ -68,7 +68,7 @@ def test_an_extension_without_the_detector_falls_back_with_a_warning(monkeypatch
         "pw: [REDACTED:PASSWORD]"
     )
     monkeypatch.setattr(scrub, "_ENGINES", {})
-    monkeypatch.setenv("MEMDEDUP_IMPLEMENTATION", "rust")
+    monkeypatch.setattr(_backend, "REQUESTED", "rust")
     with pytest.raises(BackendUnavailableError):
         scrub._engine("rust")
 

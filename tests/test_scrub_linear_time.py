@@ -35,6 +35,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from memdedup.scrub import _engine
+from memdedup.secret_memory import pack_shapes
 from test_scrub_placements import cli_env
 
 # Timed (the core reports no count of the work it did): the `perf` lane, its own CI step, never the default
@@ -54,6 +56,17 @@ CLI_FLOOR = 0.5  # seconds of work beyond the process's start-up under which a C
 
 def _cycle(unit: str, size: int) -> str:
     return (unit * (size // len(unit) + 1))[:size]
+
+
+def _nested_blocks(n: int) -> str:
+    """`t: |` lines each indented one blank deeper than the last (each opens a block scalar inside the
+    one before), n characters: about sqrt(2n) lines."""
+    lines: list[str] = []
+    total = 0
+    while total < n:
+        lines.append(" " * len(lines) + "t: |\n")
+        total += len(lines[-1])
+    return "".join(lines)[:n]
 
 
 def _base64(size: int) -> str:
@@ -142,6 +155,27 @@ ADVERSARIAL: dict[str, Callable[[int], str]] = {
     "token_quote_long_run": lambda n: 'token="' + _base64(n - 7),
     "bearer_long_run": lambda n: "Authorization: Bearer " + _base64(n - 22),
     "jwt_dot_chain": lambda n: _cycle("eyJhaaaaaaaa.eyJaaaaaaaaa.", n),
+    # Issue 36's grammars: each shape a new rule or extender starts on and then reads.
+    "closers_after_key": lambda n: "key=a" + ")" * (n - 5),
+    "openers_after_key": lambda n: "key=" + "(" * (n - 4),
+    "template_openers": lambda n: _cycle("token: {{", n),
+    "block_scalars": lambda n: _cycle("token: |\n", n),
+    "block_scalars_nested": lambda n: _nested_blocks(n),
+    "xml_elements_open": lambda n: _cycle("<password>", n),
+    "xml_plist_keys": lambda n: _cycle("<key>password</key>", n),
+    "name_value_pairs": lambda n: _cycle('name="password" value=', n),
+    "secret_data_headers": lambda n: "kind: Secret\n" + _cycle("\ndata:\n  a: b", n - 13),
+    "secret_kind_lines": lambda n: _cycle("Secret", n),
+    "provider_names": lambda n: _cycle("sumologic ", n),
+    "provider_assignments": lambda n: _cycle("sumologic key=", n),
+    "csv_key_commas": lambda n: _cycle("apiToken,", n),
+    "juxtaposed_quotes": lambda n: _cycle('apikey "', n),
+    "weak_key_repeated": lambda n: _cycle("password_super_secure=", n),
+    "typed_declarations": lambda n: _cycle("var apiToken string = ", n),
+    "public_begin_without_end": lambda n: _cycle("-----BEGIN PUBLIC KEY-----\n", n),
+    "ssh_public_keys": lambda n: _cycle("ssh-rsa AAAA", n),
+    "copies_of_many_values": lambda n: "".join(f"pw{i}=Zq8vH5jK{i:06d}x " for i in range(n // 20))[:n],
+    "copies_of_one_value": lambda n: "token=Zq8vH5jK2mNp4QrT " + _cycle("Zq8vH5jK2mNp4QrT ", n - 23),
 }
 
 # The scrub_properties inputs: name -> mapping of about ``n`` characters.
@@ -167,11 +201,14 @@ def _nest(depth: int, leaf: Any) -> Any:
 _CHILD = r"""
 import json, sys, time
 from memdedup.scrub import CredentialScrubber
+from memdedup.secret_memory import pack_shapes
 api, paths = sys.argv[1], sys.argv[2:]
 scrubber = CredentialScrubber()
-call = scrubber.scrub_text if api == "text" else scrubber.scrub_properties
-load = (lambda raw: raw) if api == "text" else json.loads
-call("warm up" if api == "text" else {"warm": "up"})
+shapes = pack_shapes([(n, 100.0) for n in (12, 16, 20, 32, 40, 64)])
+spans = lambda text: scrubber._engine.secret_spans(text, shapes)
+call = {"text": scrubber.scrub_text, "properties": scrubber.scrub_properties, "spans": spans}[api]
+load = json.loads if api == "properties" else (lambda raw: raw)
+call({"warm": "up"} if api == "properties" else "warm up")
 for path in paths:
     payload = load(open(path, encoding="utf-8").read())
     best, began = None, time.perf_counter()
@@ -347,6 +384,69 @@ def test_scrub_text_costs_a_small_constant_per_byte(name: str) -> None:
             f"the {log * 1000:.1f} ms of a pasted log of the same size (limit {COST_LIMIT:.0f}x)",
             pytrace=False,
         )
+
+
+# The store-wide memory's span finder (every run of token bytes and its parts after = and :), with
+# remembered shapes no span has: every candidate of a remembered length is estimated, none matches.
+SPANS: dict[str, Callable[[int], str]] = {
+    "token_run": lambda n: _cycle("aB3xY9", n),
+    "assign_chain": lambda n: _cycle("a=b:c=", n),
+    "colon_run": lambda n: ":" * n,
+    "equals_run": lambda n: "=" * n,
+    "tokens_and_blanks": lambda n: _cycle("Zq8vH5jK2mNp4QrT7wXy ", n),
+    "pasted_log": _log,
+}
+
+
+@pytest.mark.parametrize("name", sorted(SPANS))
+def test_memory_spans_are_linear(name: str) -> None:
+    timing = time_scrub("spans", [SPANS[name](size) for size in SIZES], timeout=CHILD_TIMEOUT)
+    why = timing.verdict(SIZES, limit=GROWTH_LIMIT, floor=FLOOR)
+    if why:
+        pytest.fail(f"secret_spans on {name!r}: {why}", pytrace=False)
+
+
+def _mirror_steps(text: str) -> int:
+    """The Python lines the mirror runs to scan ``text``: work counted, not timed (its regex searches are
+    bounded patterns; the extenders' loops are Python's, and these count them)."""
+    steps = 0
+
+    def trace(frame: Any, event: str, _arg: Any) -> Any:
+        nonlocal steps
+        if "_scrub_py" not in frame.f_code.co_filename:
+            return None
+        if event == "line":
+            steps += 1
+        return trace
+
+    engine = _ENGINE_PY
+    sys.settrace(trace)
+    try:
+        engine.scan(text, False)
+        engine.secret_spans(text, pack_shapes([(n, 100.0) for n in (12, 16, 20, 32, 40)]))
+    finally:
+        sys.settrace(None)
+    return steps
+
+
+_ENGINE_PY = _engine("python")
+ISSUE_36 = [
+    name for name in ADVERSARIAL if name in {
+        "closers_after_key", "openers_after_key", "template_openers", "block_scalars", "block_scalars_nested",
+        "xml_elements_open", "xml_plist_keys", "name_value_pairs", "secret_data_headers", "secret_kind_lines",
+        "provider_names", "provider_assignments", "csv_key_commas", "juxtaposed_quotes", "weak_key_repeated",
+        "typed_declarations", "public_begin_without_end", "ssh_public_keys", "copies_of_many_values",
+        "copies_of_one_value",
+    }
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", ISSUE_36)
+def test_new_grammars_do_linear_work(name: str) -> None:
+    """Counted, not timed: the mirror (the core's steps, function for function) runs at most 5x the
+    lines on 4x the input (quadratic work would be 16x)."""
+    small, big = (_mirror_steps(ADVERSARIAL[name](size)) for size in (2 * KB, 8 * KB))
+    assert big <= 5 * max(small, 1), f"{name}: {small} steps at 2 KB, {big} at 8 KB"
 
 
 @pytest.mark.parametrize("name", sorted(PROPERTIES))

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from memdedup import _scrub_mirror
+from memdedup._scrub_py import extend as _mirror_extend
 from memdedup.scrub import CredentialScrubber
 from strategies import n_examples
 
@@ -147,8 +147,8 @@ class _NoShortcuts:
     trim, key block path or byte count is remembered between reads."""
 
     def __enter__(self) -> None:
-        mirror = _scrub_mirror
-        self.saved = (mirror._Cover.holds, mirror._Stretch.stop, mirror._Memo.counts, mirror._key_block)
+        mirror = _mirror_extend
+        self.saved = (mirror.Cover.holds, mirror.Stretch.stop, mirror.Memo.counts, mirror.key_block)
         _, stop, counts, key_block = self.saved
 
         def fresh_stop(self: Any, d: bytes, p: int, pattern: Any) -> int:
@@ -166,16 +166,16 @@ class _NoShortcuts:
         def no_trim(self: Any) -> None:
             return None
 
-        mirror._Cover.holds = lambda *args: False  # type: ignore[method-assign]
-        mirror._Stretch.stop = fresh_stop  # type: ignore[method-assign]
-        mirror._Memo.counts = fresh_counts  # type: ignore[method-assign]
-        mirror._key_block = fresh_block
-        mirror._Memo.trim = property(no_trim, lambda self, value: None)  # type: ignore[assignment]
+        mirror.Cover.holds = lambda *args: False  # type: ignore[method-assign]
+        mirror.Stretch.stop = fresh_stop  # type: ignore[method-assign]
+        mirror.Memo.counts = fresh_counts  # type: ignore[method-assign]
+        mirror.key_block = fresh_block
+        mirror.Memo.trim = property(no_trim, lambda self, value: None)  # type: ignore[assignment]
 
     def __exit__(self, *exc: object) -> None:
-        mirror = _scrub_mirror
-        mirror._Cover.holds, mirror._Stretch.stop, mirror._Memo.counts, mirror._key_block = self.saved
-        del mirror._Memo.trim
+        mirror = _mirror_extend
+        mirror.Cover.holds, mirror.Stretch.stop, mirror.Memo.counts, mirror.key_block = self.saved
+        del mirror.Memo.trim
 
 
 @settings(max_examples=n_examples(400), deadline=None)

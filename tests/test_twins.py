@@ -22,11 +22,15 @@ ELSEWHERE = {
     "close_matches": "difflib:get_close_matches",
     "Codes": "difflib:SequenceMatcher",
     "SequenceIndex": "difflib:SequenceMatcher",
-    "scan_secrets": "memdedup._scrub_mirror:PyDetector",
-    "credential_key_kind": "memdedup._scrub_mirror:PyDetector",
-    "credential_key_words": "memdedup._scrub_mirror:PyDetector",
-    "credential_value_kept": "memdedup._scrub_mirror:PyDetector",
-    "secret_rule_widths": "memdedup._scrub_mirror:PyDetector",
+    "scan_secrets": "memdedup._scrub_py:PyDetector",
+    "credential_key_kind": "memdedup._scrub_py:PyDetector",
+    "credential_key_words": "memdedup._scrub_py:PyDetector",
+    "credential_value_kept": "memdedup._scrub_py:PyDetector",
+    "secret_rule_widths": "memdedup._scrub_py:PyDetector",
+    "credential_key_class": "memdedup._scrub_py:PyDetector",
+    "credential_value_random": "memdedup._scrub_py:PyDetector",
+    "secret_bits": "memdedup._scrub_py.memory:secret_bits",
+    "secret_spans": "memdedup._scrub_py.memory:secret_spans",
 }
 
 

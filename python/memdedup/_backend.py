@@ -44,3 +44,16 @@ def _load() -> tuple[str, ModuleType]:
 
 
 IMPLEMENTATION, impl = _load()
+REQUESTED = _REQUESTED
+"""What ``MEMDEDUP_IMPLEMENTATION`` asked for (``auto``, ``rust`` or ``python``): this module is the one
+reader of the variable; a module that picks a twin of its own (the credential detector) asks here."""
+
+
+def has_feature(name: str) -> bool:
+    """Whether the compiled core loads and exports ``name`` (an extension built before a function
+    existed lacks it): what a module with a pure-Python twin checks before it uses the core's."""
+    try:
+        from memdedup import _core
+    except ImportError:
+        return False
+    return hasattr(_core, name)

@@ -22,9 +22,11 @@ __all__ = [
     "cdist",
     "close_matches",
     "clusters",
+    "credential_key_class",
     "credential_key_kind",
     "credential_key_words",
     "credential_value_kept",
+    "credential_value_random",
     "expand_groups",
     "group_clusters",
     "join",
@@ -42,7 +44,9 @@ __all__ = [
     "real_quick_ratio",
     "replay",
     "scan_secrets",
+    "secret_bits",
     "secret_rule_widths",
+    "secret_spans",
 ]
 
 __version__: str
@@ -229,9 +233,13 @@ class SequenceIndex:
     def b2j(self) -> list[tuple[int, list[int]]]: ...
 
 # The credential detector (rust/scrub, bound in rust/python/scrub.rs); memdedup.scrub keeps the policy.
-def scan_secrets(text: str, pii: bool = False) -> list[tuple[int, int, str, str]]:
+def scan_secrets(
+    text: str, pii: bool = False, known: Sequence[tuple[str, str, str]] | None = None
+) -> list[tuple[int, int, str, str]]:
     """Every credential in ``text``: ``(start, end, rule id, kind)``, code-point offsets, non-overlapping,
-    sorted; ``pii`` adds the e-mail and phone rules. Checks for Ctrl-C between rules."""
+    sorted; ``pii`` adds the e-mail and phone rules. Every copy of a value found is found too, and every
+    copy of the ``known`` values (``(value, rule id, kind)``: the other texts of the same record).
+    Checks for Ctrl-C between rules."""
 
 def credential_key_kind(name: str) -> str | None:
     """The kind (PASSWORD, PIN, TOKEN, API_KEY, SECRET) of a credential-named key, or None."""
@@ -244,3 +252,16 @@ def credential_value_kept(kind: str, value: str, quoted: bool) -> bool:
 
 def secret_rule_widths() -> list[tuple[str, int, int | None]]:
     """Each rule's id, its pattern's longest match and its near pattern's (bytes)."""
+
+def credential_key_class(name: str) -> tuple[str, bool] | None:
+    """How a key names a credential: ``(kind, weak)``, or None (a weak key's value must look random)."""
+
+def credential_value_random(value: str) -> bool:
+    """Whether ``value`` looks random enough for a weak key."""
+
+def secret_bits(value: str) -> float:
+    """The estimated bits of a value a store may remember (0.0: never)."""
+
+def secret_spans(text: str, shapes: bytes) -> list[tuple[int, int]]:
+    """The code-point spans of ``text`` a remembered value could occupy: those whose length and estimated
+    bits are one of ``shapes``' pairs (packed: ``struct.pack("<Id", length, bits)`` each)."""

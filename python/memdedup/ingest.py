@@ -49,6 +49,7 @@ re-run finishes the rest exactly as one uninterrupted run would have.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import json
 import logging
@@ -56,7 +57,7 @@ import os
 import signal
 import threading
 from collections.abc import AsyncIterator, Callable, Generator, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import FrameType
 from typing import Any, BinaryIO
 
@@ -68,7 +69,7 @@ from memdedup.dedup import (
     DEDUP_SUBSUME_MIN_CHARS,
     check_gate,
 )
-from memdedup.errors import InputTypeError, InvalidInputError
+from memdedup.errors import InputTypeError, InvalidInputError, MemdedupError
 from memdedup.facts import UPDATED, facts_match
 from memdedup.guards import Guards, as_guards, guards_allow
 from memdedup.ingest_report import (
@@ -283,7 +284,9 @@ def ingest_turn(store: SQLiteGraphStore, turn: Turn, report: IngestReport, setti
     scrubber = settings.scrubber
     # 1. parse: find the ops in the model's raw output.
     ops, form, problem = read_ops(turn.output, scrubber)
-    # 2. scrub, once: the chat messages and every text of every op, before any id is derived.
+    # 2. scrub, once: the chat messages and every text of every op, before any id is derived. The turn is
+    # one record: a secret found in any of its texts is redacted in all of them.
+    scrubber = scrubber.for_record(turn.messages, ops)
     transcript = _transcript_rows(turn, scrubber)
     scrubbed_ops = [scrub_op(op, scrubber) for op in ops]
     # 3. mint: memories with derived ids, and a reason for every op that is none.
@@ -298,6 +301,7 @@ def ingest_turn(store: SQLiteGraphStore, turn: Turn, report: IngestReport, setti
     result = mint_all(scrubbed_ops, request, family=turn.family, form=form, problem=problem)
     # 4 and 5. decide and write, in the turn's one transaction: all of it is written, or none.
     with store.transaction():
+        store.learn_secrets(scrubber.secrets)  # once a secret, always a secret, store-wide
         rows = sum(_write_transcript_row(store, turn.scope, row) for row in transcript)
         outcomes = [_apply(store, turn, memory, settings) for memory in result.memories]
     report._add_turn(turn, result, outcomes, rows)
@@ -431,7 +435,11 @@ def _apply(
 ) -> RecordOutcome:
     """Write one memory; or, when it is the same fact as a row the write scope owns, restate or update
     that row (:mod:`memdedup.facts`); enter it in the ledger."""
+    # Compared and written as the store keeps it: a value it remembers as a secret is redacted first.
     record = memory.record
+    text = store.redact_secrets(record.text)
+    if text != record.text:
+        record = replace(record, text=text)
     scope_path = turn.scope.scope_path
 
     def outcome_of(
@@ -662,6 +670,18 @@ class _Run:
     def __exit__(self, exc_type: Any, exc: BaseException | None, _tb: Any) -> None:
         if self._previous_handler is not None:
             signal.signal(signal.SIGINT, self._previous_handler)
+        # A value a later turn taught the store is a secret is redacted in earlier records too.
+        redact_secrets = self.store.redact_secrets
+        with contextlib.suppress(MemdedupError):
+            self.report.records[:] = [
+                replace(
+                    r,
+                    text=redact_secrets(r.text),
+                    stored_text=redact_secrets(r.stored_text),
+                    change=redact_secrets(r.change),
+                )
+                for r in self.report.records
+            ]
         if self.owned:
             self.store.close()
         if isinstance(exc, StoreError):

@@ -841,5 +841,6 @@ def parse_extraction(
     """
     scrubber = scrubber if scrubber is not None else CredentialScrubber()
     ops, form, problem = read_ops(raw, scrubber)
-    scrubbed = [scrub_op(op, scrubber) for op in ops]
+    record = scrubber.for_record(ops)  # a secret found in one op is redacted in all
+    scrubbed = [scrub_op(op, record) for op in ops]
     return mint_all(scrubbed, request, family=ProviderFamily.parse(family), form=form, problem=problem)

@@ -15,7 +15,7 @@ keeps the policy: a span becomes ``[REDACTED:KIND]``, a credential-named propert
 value is an obvious placeholder, and every key path reported is built from scrubbed key names.
 
 When the compiled extension is not there (``MEMDEDUP_IMPLEMENTATION=python``), the same catalogue runs
-on a pure-Python mirror of the core (:mod:`memdedup._scrub_mirror`) over Python's ``re``: the same
+on a pure-Python mirror of the core (:mod:`memdedup._scrub_py`) over Python's ``re``: the same
 rules, spans and kinds, only slower. Scrubbing is never skipped.
 
 Key names are judged by their words (``snake_case``, ``kebab-case``, ``camelCase``, dots and spaces
@@ -28,15 +28,16 @@ Scrubbing is idempotent: a placeholder never matches a rule, so ``scrub(scrub(x)
 
 from __future__ import annotations
 
-import os
+import copy
 import re
 import tomllib
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from typing import Any, NamedTuple, Protocol
 
-from memdedup._scrub_mirror import PLACEHOLDER_PREFIX, PyDetector, digits_are_secret, to_code_points
+from memdedup import _backend
+from memdedup._scrub_py import PLACEHOLDER_PREFIX, PyDetector, digits_are_secret, memory, to_code_points
 from memdedup.errors import BackendUnavailableError, InputTypeError, InvalidInputError
 
 __all__ = [
@@ -49,6 +50,8 @@ __all__ = [
     "RuleInfo",
     "ScrubResult",
     "ScrubbedProperties",
+    "ScrubbedRecord",
+    "Secret",
     "clean_text",
     "credential_kind",
     "is_credential_key",
@@ -92,6 +95,21 @@ class ScrubbedProperties(NamedTuple):
     properties: dict[str, Any]
     dropped_keys: tuple[str, ...]
     redactions: tuple[str, ...]
+
+
+class Secret(NamedTuple):
+    """A value found as a secret in a record, and its kind."""
+
+    value: str
+    kind: str
+
+
+class ScrubbedRecord(NamedTuple):
+    """The texts of one record, scrubbed together; the kinds redacted from each; the record's secrets."""
+
+    texts: tuple[str, ...]
+    redactions: tuple[tuple[str, ...], ...]
+    secrets: tuple[Secret, ...]
 
 
 class Finding(NamedTuple):
@@ -142,13 +160,21 @@ def _wtf8(text: str) -> bytes:
     return str.encode(text, "utf-8", "surrogatepass")
 
 
+# A secret another text of the same record gave: (value, rule id, kind).
+Known = tuple[str, str, str]
+
+
 class _Engine(Protocol):
     name: str
 
-    def scan(self, text: str, pii: bool) -> list[tuple[int, int, str, str]]: ...
+    def scan(self, text: str, pii: bool, known: Sequence[Known] = ()) -> list[tuple[int, int, str, str]]: ...
     def key_kind(self, name: str) -> str | None: ...
+    def key_class(self, name: str) -> tuple[str, bool] | None: ...
     def key_words(self, name: str) -> list[str]: ...
     def value_kept(self, kind: str, value: str, quoted: bool) -> bool: ...
+    def value_random(self, value: str) -> bool: ...
+    def secret_bits(self, value: str) -> float: ...
+    def secret_spans(self, text: str, shapes: bytes) -> list[tuple[int, int]]: ...
 
 
 class _PythonEngine:
@@ -157,19 +183,45 @@ class _PythonEngine:
     def __init__(self) -> None:
         self.detector = PyDetector(_CATALOGUE)
 
-    def scan(self, text: str, pii: bool) -> list[tuple[int, int, str, str]]:
+    def scan(self, text: str, pii: bool, known: Sequence[Known] = ()) -> list[tuple[int, int, str, str]]:
         data = _wtf8(text)
         rules = self.detector.rules
-        return [(s, e, rules[r].id, k) for s, e, r, k in to_code_points(data, self.detector.scan(data, pii))]
+        index = self.detector.rule_index
+        others = []
+        for value, rule, kind in known:
+            at = index(rule)
+            if at is None:
+                raise InvalidInputError("known names a rule the catalogue has not")
+            others.append((_wtf8(value), at, kind))
+        found = self.detector.scan(data, pii, others)
+        return [(s, e, rules[r].id, k) for s, e, r, k in to_code_points(data, found)]
 
     def key_kind(self, name: str) -> str | None:
         return self.detector.keys.classify(_wtf8(name))
+
+    def key_class(self, name: str) -> tuple[str, bool] | None:
+        return self.detector.keys.classify_key(_wtf8(name))
 
     def key_words(self, name: str) -> list[str]:
         return self.detector.keys.words(_wtf8(name))
 
     def value_kept(self, kind: str, value: str, quoted: bool) -> bool:
         return self.detector.values.kept(kind, _wtf8(value), quoted)
+
+    def value_random(self, value: str) -> bool:
+        data = _wtf8(value)
+        return self.detector.values.looks_random_at(data, 0, len(data))
+
+    def secret_bits(self, value: str) -> float:
+        return memory.secret_bits(_wtf8(value))
+
+    def secret_spans(self, text: str, shapes: bytes) -> list[tuple[int, int]]:
+        try:
+            pairs = memory.unpack_shapes(shapes)
+        except ValueError:
+            raise InvalidInputError("shapes must be 12-byte (u32, f64) records") from None
+        data = _wtf8(text)
+        return memory.code_point_spans(data, memory.secret_spans(data, pairs))
 
 
 class _RustEngine:
@@ -178,9 +230,23 @@ class _RustEngine:
     def __init__(self, core: Any) -> None:
         self.core = core
 
-    def scan(self, text: str, pii: bool) -> list[tuple[int, int, str, str]]:
-        found: list[tuple[int, int, str, str]] = self.core.scan_secrets(text, pii)
+    def scan(self, text: str, pii: bool, known: Sequence[Known] = ()) -> list[tuple[int, int, str, str]]:
+        found: list[tuple[int, int, str, str]] = self.core.scan_secrets(text, pii, known or None)
         return found
+
+    def key_class(self, name: str) -> tuple[str, bool] | None:
+        found: tuple[str, bool] | None = self.core.credential_key_class(name)
+        return found
+
+    def value_random(self, value: str) -> bool:
+        return bool(self.core.credential_value_random(value))
+
+    def secret_bits(self, value: str) -> float:
+        return float(self.core.secret_bits(value))
+
+    def secret_spans(self, text: str, shapes: bytes) -> list[tuple[int, int]]:
+        spans: list[tuple[int, int]] = self.core.secret_spans(text, shapes)
+        return spans
 
     def key_kind(self, name: str) -> str | None:
         kind: str | None = self.core.credential_key_kind(name)
@@ -200,8 +266,6 @@ _ENGINES: dict[str, _Engine] = {}
 def _engine(implementation: str | None = None) -> _Engine:
     """The engine for ``implementation`` ("rust", "python"), or the package's backend when None."""
     if implementation is None:
-        from memdedup import _backend
-
         implementation = _backend.IMPLEMENTATION
     if implementation not in ("rust", "python"):
         # The message does not echo the argument: whatever a caller passes may be a secret.
@@ -214,9 +278,9 @@ def _engine(implementation: str | None = None) -> _Engine:
             from memdedup import _core
         except ImportError as exc:
             raise BackendUnavailableError(f"the compiled extension did not load: {exc}") from exc
-        if hasattr(_core, "scan_secrets"):
+        if _backend.has_feature("secret_spans"):
             engine = _RustEngine(_core)
-        elif os.environ.get("MEMDEDUP_IMPLEMENTATION", "").strip().lower() == "rust":
+        elif _backend.REQUESTED == "rust":
             raise BackendUnavailableError("memdedup._core has no scan_secrets: rebuild the extension")
         else:
             warnings.warn(
@@ -285,22 +349,121 @@ class CredentialScrubber:
 
     ``pii=True`` also redacts e-mail addresses and phone numbers. ``implementation`` picks the engine
     (``"rust"`` or ``"python"``; the package's backend by default). The scrubber holds no state between
-    calls; one instance may be shared.
+    calls; one instance may be shared. :meth:`for_record` makes one bound to a record: it also redacts,
+    in every text, every secret found anywhere in the record.
     """
 
     def __init__(self, *, pii: bool = False, implementation: str | None = None) -> None:
         self.pii = bool(pii)
         self._engine = _engine(implementation)
+        # A record's secrets (for_record): (value, rule id, kind), and each text's own findings.
+        self._known: tuple[Known, ...] = ()
+        # What a text must hold for the record's secrets to change its findings: each value, and each
+        # value without a sentence's last marks (the core searches both).
+        self._needles: tuple[str, ...] = ()
+        self._first: dict[str, list[tuple[int, int, str, str]]] = {}
+        #: The secrets of the record this scrubber is bound to (:meth:`for_record`); empty otherwise.
+        self.secrets: tuple[Secret, ...] = ()
 
     @property
     def implementation(self) -> str:
         return self._engine.name
 
+    def _scan(self, text: str) -> list[tuple[int, int, str, str]]:
+        """The engine's findings, and (bound to a record) every copy of the record's secrets."""
+        if not self._known:
+            return self._engine.scan(text, self.pii)
+        first = self._first.get(text)
+        if first is None:
+            first = self._engine.scan(text, self.pii)
+        own = {text[start:end] for start, end, _rule, _kind in first}
+        if any(value not in own and value in text for value in self._needles):
+            return self._engine.scan(text, self.pii, self._known)
+        return first
+
     def scan(self, text: str) -> tuple[Finding, ...]:
-        """Every credential in ``text``: code-point spans, non-overlapping, in order."""
+        """Every credential in ``text``: code-point spans, non-overlapping, in order. A secret's every
+        copy is found, wherever it stands (and, bound to a record, every copy of the record's secrets)."""
         if not isinstance(text, str):
             raise InputTypeError(f"scan takes a str, not {_type_name(text)}")
-        return tuple(Finding(*found) for found in self._engine.scan(text, self.pii))
+        return tuple(Finding(*found) for found in self._scan(str.__str__(text)))
+
+    def for_record(self, *parts: Any) -> CredentialScrubber:
+        """A scrubber bound to one record: ``parts`` are all its texts (strings, and mappings and lists
+        of them: a label, properties, a turn's chat messages, a model's ops). Every value found as a
+        secret in any of them, and every value of a credential-named property (which
+        :meth:`scrub_properties` drops), is redacted wherever it occurs in every text the returned
+        scrubber scrubs, whatever surrounds the copy. Its :attr:`secrets` lists them (what a store may
+        remember: :mod:`memdedup.secret_memory`). Never raises on a part it cannot read (it is left
+        to the scrubbing to refuse)."""
+        record = copy.copy(self)  # the same class and settings, its own record state
+        known: dict[str, Known] = {}
+        first: dict[str, list[tuple[int, int, str, str]]] = {}
+
+        def note(value: str, rule: str, kind: str) -> None:
+            if value and value not in known:
+                known[value] = (value, rule, kind)
+
+        def visit(value: Any, depth: int) -> None:
+            if depth > MAX_DEPTH:
+                return
+            if isinstance(value, str):
+                text = clean_text(str.__str__(value))
+                if text not in first:
+                    first[text] = found = self._engine.scan(text, self.pii)
+                    for start, end, rule, found_kind in found:
+                        note(text[start:end], rule, found_kind)
+            elif isinstance(value, Mapping):
+                for key, item in value.items():
+                    name = key if isinstance(key, str) else _safe_str(key)
+                    visit(name, depth + 1)
+                    dropped = self._dropped_kind(name, item)
+                    if (
+                        dropped is not None
+                        and isinstance(item, str | int | float)
+                        and not isinstance(item, bool)
+                    ):
+                        note(clean_text(str(item)), "assignment", dropped)
+                    visit(item, depth + 1)
+            elif isinstance(value, list | tuple):
+                for item in value:
+                    visit(item, depth + 1)
+
+        for part in parts:
+            visit(part, 0)
+        record._known = tuple(known.values())
+        needles = dict.fromkeys(known)
+        for value in known:
+            bare = value.rstrip(" \t\n\x0c\r").rstrip("!?.")
+            if len(bare) >= 8:
+                needles[bare] = None
+        record._needles = tuple(needles)
+        record._first = first
+        record.secrets = tuple(Secret(value, kind) for value, _rule, kind in known.values())
+        return record
+
+    def scrub_record(self, texts: Iterable[str]) -> ScrubbedRecord:
+        """The texts of one record scrubbed together: every secret found in any of them is redacted in
+        all of them (:meth:`for_record`), with the kinds redacted from each and the record's secrets."""
+        texts = [text if isinstance(text, str) else _safe_str(text) for text in texts]
+        record = self.for_record(texts)
+        results = [record.scrub_text(text) for text in texts]
+        return ScrubbedRecord(
+            tuple(r.text for r in results), tuple(r.redactions for r in results), record.secrets
+        )
+
+    def _dropped_kind(self, name: str, item: Any) -> str | None:
+        """The kind of the credential-named key ``name`` when :meth:`scrub_properties` drops it with
+        ``item``, else None."""
+        if is_sentence_key(name):
+            return None
+        kind = self._engine.key_kind(name)
+        if kind is not None:
+            return None if self._keeps(kind, item) else kind
+        weak = self._engine.key_class(name)
+        if weak is not None and isinstance(item, str) and self._engine.value_random(item):
+            return weak[0]
+        return None
 
     def scrub_text(self, text: str) -> ScrubResult:
         """``text`` with every recognised credential replaced by ``[REDACTED:KIND]``, and the kinds."""
@@ -308,7 +471,7 @@ class CredentialScrubber:
             raise InputTypeError(f"scrub_text takes a str, not {_type_name(text)}")
         if type(text) is not str:
             text = str.__str__(text)  # an exact copy: a subclass's slicing never decides the output
-        found = self._engine.scan(text, self.pii)
+        found = self._scan(text)
         if not found:
             return ScrubResult(text, ())
         pieces: list[str] = []
@@ -350,8 +513,7 @@ class CredentialScrubber:
                     name = key if isinstance(key, str) else str(key)
                     clean = text_of(name)
                     where = f"{path}.{clean}" if path else clean
-                    kind = None if is_sentence_key(name) else self._engine.key_kind(name)
-                    if kind is not None and not self._keeps(kind, item):
+                    if self._dropped_kind(name, item) is not None:
                         dropped.append(where)
                         continue
                     new_key: Any = clean if isinstance(key, str) or clean != name else key

@@ -12,7 +12,8 @@ use regex::bytes::{Regex, RegexBuilder};
 use regex_syntax::hir::{Hir, HirKind, Look};
 use serde::Deserialize;
 
-use super::keys::{KeyPolicy, ValuePolicy};
+use super::keys::KeyPolicy;
+use super::values::ValuePolicy;
 
 /// The largest bound a repetition may have.
 pub const MAX_REPEAT: u32 = 1024;
@@ -20,6 +21,10 @@ pub const MAX_REPEAT: u32 = 1024;
 pub const MAX_WIDTH: usize = 2048;
 /// How far back on its line a rule's `line_context` word may be.
 pub const LINE_CONTEXT: usize = 512;
+/// How far before a match a `key_before` rule's key may start.
+pub const KEY_BEFORE: usize = 48;
+/// How far before a match a rule's `public_labels` word may be.
+pub const LABEL_BEFORE: usize = 32;
 /// The longest stretch a `run_before` extension may cover before its match.
 pub const MAX_RUN_BEFORE: usize = 32;
 
@@ -40,6 +45,7 @@ struct RawRule {
     description: String,
     #[serde(default)]
     keywords: Vec<String>,
+    #[serde(default)]
     pattern: String,
     boundary: Option<String>,
     before: Option<String>,
@@ -67,6 +73,14 @@ struct RawRule {
     public_prefixes: Vec<String>,
     #[serde(default)]
     pii: bool,
+    #[serde(default)]
+    provider_keywords: bool,
+    #[serde(default)]
+    near_lines: bool,
+    #[serde(default)]
+    public_labels: Vec<String>,
+    #[serde(default)]
+    key_before: bool,
 }
 
 #[derive(Deserialize)]
@@ -78,6 +92,19 @@ pub(crate) struct RawKeys {
     pub after: BTreeMap<String, RawAfter>,
     pub not_after: BTreeMap<String, Vec<String>>,
     pub compounds: BTreeMap<String, Vec<String>>,
+    pub types: Vec<String>,
+    pub providers: Vec<String>,
+    pub weak: RawWeak,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawWeak {
+    pub describing: Vec<String>,
+    pub substrings: BTreeMap<String, String>,
+    pub provider_finals: BTreeMap<String, String>,
+    pub id_qualifiers: Vec<String>,
+    pub credential_ids: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -100,6 +127,10 @@ pub(crate) struct RawValues {
     pub max_kept_digits: usize,
     pub template_prefixes: Vec<String>,
     pub prose_stopwords: Vec<String>,
+    pub prose_leaders: Vec<String>,
+    pub placeholder_parts: Vec<String>,
+    pub reference_prefixes: Vec<String>,
+    pub path_extensions: Vec<String>,
 }
 
 /// A set of bytes, from a spec such as `A-Za-z0-9_-` (ranges and single bytes; a `-` at either end is
@@ -165,6 +196,13 @@ pub enum Extend {
     Prose,
     PemBlock,
     PuttyBlock,
+    /// `<apiToken>VALUE</apiToken>`: an XML element named like a credential (`shapes.rs element`).
+    Element,
+    /// `name="db.password" value="VALUE"`, `{"name": "apiToken", "value": "VALUE"}`, `- name: X` /
+    /// `value: VALUE`: a name/value pair (`shapes.rs attribute`).
+    Attribute,
+    /// Every value of a Kubernetes Secret's `data:` / `stringData:` block (`shapes.rs secret_data`).
+    SecretData,
 }
 
 /// A check that code makes on a candidate, beyond the fields every rule has.
@@ -176,6 +214,15 @@ pub enum Check {
     /// The part after the secret's first `_` or `-` (its prefix is a vendor's public name) must look
     /// random: see [`random_body`](super::scan::random_body).
     RandomBody,
+    /// A value named only by a provider nearby: it must look random
+    /// ([`ValuePolicy::looks_random`](super::values::ValuePolicy::looks_random)), and the stretch
+    /// from the provider's name to it must assign it (`=` or `:` right before it) or name a credential
+    /// (key, token, secret...), and must not label it public (sha, commit, id...).
+    ProviderValue,
+    /// The secret must look random ([`ValuePolicy::looks_random`](super::values::ValuePolicy::looks_random)).
+    RandomValue,
+    /// GitHub's checksum: the last 6 characters are the base62 CRC32 of the 30 before them.
+    GithubCrc32,
 }
 
 /// A rule's second stage: the secret is the first match of `regex` within `within` bytes after the
@@ -185,6 +232,8 @@ pub struct Near {
     pub regex: Regex,
     pub within: usize,
     pub max_width: usize,
+    /// The stretch may cross line breaks (a provider's name on the line before the value).
+    pub lines: bool,
 }
 
 /// A rule, compiled.
@@ -221,6 +270,15 @@ pub struct Rule {
     pub check: Check,
     /// Lower-case prefixes of public identifiers the rule refuses (`cus_`, `msg_`, `sha256-`).
     pub public_prefixes: Vec<String>,
+    /// The pattern is the providers' names (no pattern given): a scan reads their places from the
+    /// keyword pass.
+    pub from_providers: bool,
+    /// The key starts up to [`KEY_BEFORE`] key bytes before the match (a pattern that starts at a
+    /// credential word inside the key).
+    pub key_before: bool,
+    /// Lower-case words that label what follows as public (`publishable key`, `commit hash`): one of
+    /// them within [`LABEL_BEFORE`] bytes before the match, on its line, refuses it.
+    pub public_labels: Vec<String>,
     pub pii: bool,
     /// The longest match the pattern describes, in bytes.
     pub max_width: usize,
@@ -289,8 +347,21 @@ fn compile_pattern(pattern: &str, id: &str) -> Result<(Regex, usize), String> {
     Ok((regex, max_width))
 }
 
-fn compile_rule(raw: RawRule) -> Result<Rule, String> {
-    let id = raw.id;
+/// The pattern of a rule whose keywords are the providers' names: any of them, at a word's start.
+pub fn provider_pattern(names: &[String]) -> String {
+    let escaped: Vec<String> = names.iter().map(|n| regex_syntax::escape(n)).collect();
+    format!("\\b(?i:{})", escaped.join("|"))
+}
+
+fn compile_rule(mut raw: RawRule, providers: &[String]) -> Result<Rule, String> {
+    let id = raw.id.clone();
+    let from_providers = raw.provider_keywords && raw.pattern.is_empty();
+    if raw.provider_keywords {
+        raw.keywords.extend(providers.iter().cloned());
+        if raw.pattern.is_empty() {
+            raw.pattern = provider_pattern(providers);
+        }
+    }
     let (regex, max_width) = compile_pattern(&raw.pattern, &id)?;
     let mut secret_groups = Vec::new();
     for (index, name) in regex.capture_names().enumerate() {
@@ -313,6 +384,7 @@ fn compile_rule(raw: RawRule) -> Result<Rule, String> {
                 regex,
                 within,
                 max_width,
+                lines: raw.near_lines,
             })
         }
         (None, None) => None,
@@ -325,6 +397,9 @@ fn compile_rule(raw: RawRule) -> Result<Rule, String> {
         Some("prose") => Extend::Prose,
         Some("pem_block") => Extend::PemBlock,
         Some("putty_block") => Extend::PuttyBlock,
+        Some("element") => Extend::Element,
+        Some("attribute") => Extend::Attribute,
+        Some("secret_data") => Extend::SecretData,
         Some(other) => return Err(format!("rule {id}: unknown extender {other:?}")),
     };
     if near.is_some() && (extend != Extend::None || !secret_groups.is_empty()) {
@@ -334,7 +409,14 @@ fn compile_rule(raw: RawRule) -> Result<Rule, String> {
     }
     let kind = match raw.kind.as_str() {
         "BY_KEY" => {
-            if !matches!(extend, Extend::Assignment | Extend::Flag | Extend::Prose) {
+            if !matches!(
+                extend,
+                Extend::Assignment
+                    | Extend::Flag
+                    | Extend::Prose
+                    | Extend::Element
+                    | Extend::Attribute
+            ) {
                 return Err(format!("rule {id}: kind BY_KEY needs a key extender"));
             }
             None
@@ -351,12 +433,16 @@ fn compile_rule(raw: RawRule) -> Result<Rule, String> {
         None => Check::None,
         Some("url_password") => Check::UrlPassword,
         Some("random_body") => Check::RandomBody,
+        Some("provider_value") => Check::ProviderValue,
+        Some("random_value") => Check::RandomValue,
+        Some("github_crc32") => Check::GithubCrc32,
         Some(other) => return Err(format!("rule {id}: unknown check {other:?}")),
     };
     if raw
         .keywords
         .iter()
         .chain(&raw.public_prefixes)
+        .chain(&raw.public_labels)
         .any(|k| k.is_empty() || k.to_ascii_lowercase() != *k || !k.is_ascii())
     {
         return Err(format!(
@@ -402,6 +488,9 @@ fn compile_rule(raw: RawRule) -> Result<Rule, String> {
         line_context: raw.line_context,
         check,
         public_prefixes: raw.public_prefixes,
+        public_labels: raw.public_labels,
+        key_before: raw.key_before,
+        from_providers,
         pii: raw.pii,
         max_width,
         id,
@@ -421,7 +510,7 @@ impl Catalogue {
             if seen.insert(raw_rule.id.clone(), ()).is_some() {
                 return Err(format!("catalogue: rule {} is listed twice", raw_rule.id));
             }
-            rules.push(compile_rule(raw_rule)?);
+            rules.push(compile_rule(raw_rule, &raw.keys.providers)?);
         }
         let keys = KeyPolicy::from_raw(raw.keys)?;
         let values = ValuePolicy::from_raw(raw.values)?;

@@ -9,9 +9,13 @@
 //! run) is remembered as a stretch, and a later read that starts inside the stretch jumps to its end.
 //! So each byte is examined O(1) times per rule, however many keys start inside one value.
 
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+
 use super::catalogue::ByteSet;
-use super::keys::{KeyClass, KeyPolicy, ValuePolicy};
+use super::keys::{KeyClass, KeyHit, KeyPolicy};
 use super::scan::PLACEHOLDER;
+use super::values::{template_end, ValuePolicy, SHAPE_MAX};
 
 /// The most words a passphrase runs to.
 pub const MAX_CLAUSE_WORDS: usize = 16;
@@ -67,6 +71,57 @@ pub struct Memo {
     block: (Vec<usize>, usize),
     /// Byte counts of `span.0..span.1` (a long secret's digits, cases and entropy).
     span: (usize, usize, Option<Box<[usize; 256]>>),
+    /// How the key phrases read so far name a credential (a text repeats its keys: a JSON list of
+    /// records, a log): judged once each, up to [`PHRASES`] distinct phrases.
+    phrases: HashMap<Box<[u8]>, Option<Option<KeyHit>>, BuildHasherDefault<Fnv>>,
+    judged: usize,
+}
+
+/// FNV-1a for the phrase cache: short keys, hashed once per key a rule reads (SipHash costs more
+/// than the lookup it serves).
+#[derive(Default)]
+pub struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &b in bytes {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+/// The most distinct key phrases one rule's scan remembers the judgement of.
+const PHRASES: usize = 4096;
+/// How many phrases a scan judges before it starts remembering them.
+const PHRASES_AFTER: usize = 64;
+
+impl Memo {
+    /// [`KeyPolicy::judge_phrase`] of `phrase`, remembered once a scan has judged [`PHRASES_AFTER`]
+    /// phrases (a short text's few keys are judged directly: a table would cost it more).
+    fn judge_phrase(&mut self, keys: &KeyPolicy, phrase: &[u8]) -> Option<Option<KeyHit>> {
+        if self.judged < PHRASES_AFTER {
+            self.judged += 1;
+            return keys.judge_phrase(phrase);
+        }
+        if let Some(&verdict) = self.phrases.get(phrase) {
+            return verdict;
+        }
+        let verdict = keys.judge_phrase(phrase);
+        if self.phrases.len() < PHRASES && phrase.len() <= 128 {
+            self.phrases.insert(phrase.into(), verdict);
+        }
+        verdict
+    }
 }
 
 impl Memo {
@@ -153,17 +208,80 @@ fn escape_at(hay: &[u8], i: usize) -> bool {
 }
 
 fn token_stop(b: u8) -> bool {
-    b.is_ascii_whitespace() || b"\"'`,;)]}>".contains(&b)
+    b.is_ascii_whitespace() || b"\"'`,;".contains(&b)
+}
+
+fn is_closer(b: u8) -> bool {
+    matches!(b, b')' | b']' | b'}' | b'>')
+}
+
+/// How many closing brackets after one may still end a token together with it.
+const CLOSER_RUN: usize = 8;
+
+/// Whether the closing bracket at `i` ends a token: only where the token ends too, the brackets after
+/// it (up to [`CLOSER_RUN`]) then a blank, a quote, a separator, a sentence's last mark, an escape,
+/// `</` or the end. Inside a token a bracket is part of it: `{{h}o)p${e]nob(ody[finds>-_$#thisone}}`
+/// is one value. (Which of the last brackets belong to the value is [`balanced_end`]'s to say.)
+fn closes_token(hay: &[u8], i: usize) -> bool {
+    let mut j = i + 1;
+    while j < hay.len() && j - (i + 1) < CLOSER_RUN && is_closer(hay[j]) {
+        j += 1;
+    }
+    if j - (i + 1) == CLOSER_RUN {
+        return true;
+    }
+    match hay.get(j) {
+        None => true,
+        Some(&n) if n.is_ascii_whitespace() || b"\"'`,;".contains(&n) => true,
+        Some(b'.' | b':' | b'!' | b'?') => hay.get(j + 1).is_none_or(u8::is_ascii_whitespace),
+        Some(b'\\') => escape_at(hay, j),
+        Some(b'<') => hay.get(j + 1) == Some(&b'/'),
+        _ => false,
+    }
+}
+
+/// A token's end extended over the closing brackets right after it that close brackets the token
+/// opened and left open (`<your-token>`, `{{h}o)p${e]...}}`; not the `)` of `(password=abc)`).
+/// Judged on tokens of at most [`SHAPE_MAX`] bytes (counting a longer one per key would cost its
+/// length each time).
+fn balanced_end(hay: &[u8], start: usize, mut end: usize) -> usize {
+    if end - start > SHAPE_MAX {
+        return end;
+    }
+    let kind = |b: u8| match b {
+        b'(' | b')' => 0,
+        b'[' | b']' => 1,
+        b'{' | b'}' => 2,
+        _ => 3,
+    };
+    let mut open = [0usize; 4];
+    for &b in &hay[start..end] {
+        match b {
+            b'(' | b'[' | b'{' | b'<' => open[kind(b)] += 1,
+            b')' | b']' | b'}' | b'>' => open[kind(b)] = open[kind(b)].saturating_sub(1),
+            _ => {}
+        }
+    }
+    while end < hay.len() && is_closer(hay[end]) && open[kind(hay[end])] > 0 {
+        open[kind(hay[end])] -= 1;
+        end += 1;
+    }
+    end
 }
 
 fn clause_stop(b: u8) -> bool {
     matches!(b, b'\n' | b'\r' | b'"' | b'\'' | b'`' | b',' | b';')
 }
 
-/// Whether the byte at `i` ends a token value (`query`: `&` and `#` too).
+/// Whether the byte at `i` ends a token value (`query`: `&` and `#` too): a blank, a quote, `,` `;`,
+/// a closing bracket where the token ends ([`closes_token`]), an XML closing tag (`</`), an escape.
 fn ends_token(hay: &[u8], i: usize, query: bool) -> bool {
     let b = hay[i];
-    token_stop(b) || (query && matches!(b, b'&' | b'#')) || (b == b'\\' && escape_at(hay, i))
+    token_stop(b)
+        || (query && matches!(b, b'&' | b'#'))
+        || (matches!(b, b')' | b']' | b'}' | b'>') && closes_token(hay, i))
+        || (b == b'<' && hay.get(i + 1) == Some(&b'/'))
+        || (b == b'\\' && escape_at(hay, i))
 }
 
 /// Whether the byte at `i` ends a word of a clause.
@@ -181,8 +299,98 @@ pub fn opens_quote(hay: &[u8], pos: usize) -> bool {
         || (hay.get(pos) == Some(&b'\\') && matches!(hay.get(pos + 1), Some(b'"' | b'\'')))
 }
 
+/// A string literal's prefix before its quote: `@"..."` (Objective-C, C#), `r"..."`, `b'...'`,
+/// `u"..."`, `f"..."`, `L"..."`: the value is the quoted string after it.
+fn literal_prefix(hay: &[u8], pos: usize) -> bool {
+    matches!(
+        hay.get(pos),
+        Some(b'@' | b'r' | b'b' | b'u' | b'f' | b'L' | b'R')
+    ) && matches!(hay.get(pos + 1), Some(b'"' | b'\''))
+}
+
+/// A YAML block scalar's indicator at `pos` (`|`, `>`, `|-`, `>+`, `|2`), then only blanks to the
+/// line's end: where the first line of the block starts.
+fn block_indicator(hay: &[u8], pos: usize) -> Option<usize> {
+    if !matches!(hay.get(pos), Some(b'|' | b'>')) {
+        return None;
+    }
+    let mut i = pos + 1;
+    while i < hay.len() && i - pos <= 3 && matches!(hay[i], b'-' | b'+' | b'0'..=b'9') {
+        i += 1;
+    }
+    while i < hay.len() && matches!(hay[i], b' ' | b'\t') {
+        i += 1;
+    }
+    match hay.get(i) {
+        Some(b'\n') => Some(i + 1),
+        Some(b'\r') if hay.get(i + 1) == Some(&b'\n') => Some(i + 2),
+        _ => None,
+    }
+}
+
+/// The indentation (blanks) of the line holding `pos`.
+fn line_indent(hay: &[u8], pos: usize) -> usize {
+    let line = hay[..pos]
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(0, |i| i + 1);
+    hay[line..]
+        .iter()
+        .take_while(|b| matches!(b, b' ' | b'\t'))
+        .count()
+}
+
+/// Whether the line content at `p` reads as a YAML mapping entry (`name: ...`, `- name: ...`).
+fn mapping_line(hay: &[u8], p: usize) -> bool {
+    let mut i = p;
+    if hay.get(i) == Some(&b'-') && hay.get(i + 1) == Some(&b' ') {
+        i += 2;
+    }
+    let name = hay[i..]
+        .iter()
+        .take(64)
+        .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'"' | b'\''))
+        .count();
+    name > 0
+        && hay.get(i + name) == Some(&b':')
+        && hay
+            .get(i + name + 1)
+            .is_none_or(|b| b.is_ascii_whitespace())
+}
+
+/// The content of a YAML block scalar whose first line starts at `from`, under a key indented
+/// `indent` blanks: the lines indented deeper, up to the first line that is not (or that reads as a
+/// mapping entry: the block ended and the map goes on). Its first and last content bytes.
+fn block_value(hay: &[u8], from: usize, indent: usize) -> Option<(usize, usize)> {
+    let (mut first, mut last) = (None, 0);
+    let mut line = from;
+    while line < hay.len() {
+        let blanks = hay[line..]
+            .iter()
+            .take_while(|b| matches!(b, b' ' | b'\t'))
+            .count();
+        let content = line + blanks;
+        let eol = memchr::memchr(b'\n', &hay[content..]).map_or(hay.len(), |i| content + i);
+        let mut end = eol;
+        while end > content && hay[end - 1].is_ascii_whitespace() {
+            end -= 1;
+        }
+        if end > content {
+            if blanks <= indent || (first.is_some() && mapping_line(hay, content)) {
+                break;
+            }
+            first.get_or_insert(content);
+            last = end;
+        }
+        line = eol + 1;
+    }
+    first.map(|f| (f, last))
+}
+
 /// Read the value that starts at `pos`: a quoted string (its inside), else a token or a clause, each
-/// to its true end. `query`: the key is a URL query parameter, so `&` and `#` end the value too.
+/// to its true end. `query`: the key is a URL query parameter, so `&` and `#` end the value too. A
+/// template (`{{ .Values.x }}`, `${X}`) is read whole, so that the policy sees it; a YAML block
+/// scalar (`key: |` and indented lines) is read as the string it is.
 pub fn read_value(
     hay: &[u8],
     pos: usize,
@@ -205,6 +413,9 @@ pub fn read_value(
             capped: false,
         })
     };
+    if literal_prefix(hay, pos) {
+        return read_value(hay, pos + 1, mode, query, memo);
+    }
     // An escaped quote opens a string inside a JSON string: \"value\".
     if hay[pos] == b'\\' && pos + 1 < len && matches!(hay[pos + 1], b'"' | b'\'') {
         let quote = hay[pos + 1];
@@ -226,6 +437,21 @@ pub fn read_value(
         }
         return quoted(start, i.min(len));
     }
+    if let Some(from) = block_indicator(hay, pos) {
+        let (start, end) = block_value(hay, from, line_indent(hay, pos))?;
+        return quoted(start, end);
+    }
+    if let Some(end) = template_end(hay, pos).filter(|&e| e >= len || ends_token(hay, e, query)) {
+        return Some(Value {
+            start: pos,
+            end,
+            quoted: false,
+            first_end: end,
+            mode,
+            query,
+            capped: false,
+        });
+    }
     let q = usize::from(query);
     let mut capped = false;
     let (end, first_end) = match mode {
@@ -243,7 +469,10 @@ pub fn read_value(
                     i
                 }
             };
-            let end = floor.max(pos);
+            let mut end = floor.max(pos);
+            if end == stop {
+                end = balanced_end(hay, pos, end);
+            }
             (end, end)
         }
         ValueMode::Clause => {
@@ -388,11 +617,60 @@ fn in_placeholder(hay: &[u8], at: usize) -> bool {
 /// Authorization schemes a quoted header value starts with (`"Bearer <token>"`): the token follows.
 const SCHEMES: [&[u8]; 6] = [b"bearer", b"basic", b"token", b"digest", b"ssws", b"apikey"];
 
+/// How a key rule's match joins its key to the value.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Joint {
+    /// `=`, `:=`, `::=`, `?=`, `+=`, `.=`, `||=`, `??=`, `=>`, or a flag's blanks.
+    Assign,
+    /// `:` (YAML, JSON, headers): a password after it may be a clause of words.
+    Colon,
+    /// `,` right after the key (a CSV row `apiToken,VALUE,`): only a random-looking value.
+    Comma,
+    /// The key then a quoted string and `;` (`private_key "VALUE";`).
+    Juxtaposed,
+}
+
+/// `: string =` after a key (`apiToken: string = "..."`, `token: &str = "..."`, `key: String =`):
+/// where the value starts after the type, or None.
+fn after_type(hay: &[u8], at: usize, keys: &KeyPolicy) -> Option<usize> {
+    let mut i = at;
+    if hay.get(i) == Some(&b'&') {
+        i += 1;
+    }
+    let word = hay[i..]
+        .iter()
+        .take(24)
+        .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+        .count();
+    if word == 0 || !keys.is_type(&hay[i..i + word]) {
+        return None;
+    }
+    i += word;
+    while matches!(hay.get(i), Some(b'?' | b'*' | b'[' | b']')) {
+        i += 1;
+    }
+    while matches!(hay.get(i), Some(b' ' | b'\t')) {
+        i += 1;
+    }
+    if hay.get(i) != Some(&b'=') || matches!(hay.get(i + 1), Some(b'=' | b'>' | b'~')) {
+        return None;
+    }
+    i += 1;
+    Some(
+        i + hay[i..]
+            .iter()
+            .take(8)
+            .take_while(|b| matches!(b, b' ' | b'\t'))
+            .count(),
+    )
+}
+
 /// `KEY<sep>value` (or `--key value` when `flag`): the value, if the key is credential-named and the
-/// value is not one the policy keeps. `key` is the key's span; the match ends at the separator (`:` or
-/// `=`, which may go on as `:=` or `=>`), or, for a flag, after the blanks that follow it.
-/// A password after `:` runs to the end of its clause (`password: correct horse battery staple`);
-/// every other value is one token, or the inside of its quotes.
+/// value is not one the policy keeps. `key` is the key's span; the match ends after the separator
+/// (`=`, `:`, `:=`, `::=`, `?=`, `+=`, `.=`, `||=`, `??=`, `=>`; `,` or a quote, see [`Joint`]), or,
+/// for a flag, after the blanks that follow it. A password after `:` runs to the end of its clause
+/// (`password: correct horse battery staple`); every other value is one token, the inside of its
+/// quotes, or a YAML block. A weak key ([`KeyHit`]) keeps every value that does not look random.
 pub fn assignment(
     hay: &[u8],
     key: (usize, usize),
@@ -410,37 +688,72 @@ pub fn assignment(
     {
         return None;
     }
+    // A flag starts a word of a command line: after a blank, a quote, `(` or at the start.
+    if flag
+        && key.0 > 0
+        && !matches!(
+            super::scan::byte_before(hay, key.0),
+            b' ' | b'\t' | b'\n' | b'\r' | b'"' | b'\'' | b'(' | b'`'
+        )
+    {
+        return None;
+    }
     let mut value_at = me;
-    let mut colon = false;
+    let mut joint = Joint::Assign;
     if !flag {
         let (sep, next) = (hay[me - 1], hay.get(me).copied());
-        // `password == x`, `token =~ re`, `key::x`: a comparison or a path, not an assignment.
-        if matches!((sep, next), (b'=', Some(b'=' | b'~')) | (b':', Some(b':'))) {
+        // The pattern's last alternatives carry their value: `,VALUE` and `"VALUE";`.
+        let after_key = key.1
+            + hay[key.1..]
+                .iter()
+                .take_while(|b| matches!(b, b' ' | b'\t'))
+                .count();
+        if hay.get(key.1) == Some(&b',') {
+            joint = Joint::Comma;
+            value_at = key.1 + 1;
+        } else if matches!((sep, next), (b'=', Some(b'=' | b'~')) | (b':', Some(b':'))) {
+            // `password == x`, `token =~ re`, `key::x`: a comparison or a path, not an assignment.
             return None;
-        }
-        // `key => value` (PHP, Ruby) and `key := value` (Go): the separator's second byte.
-        if matches!((sep, next), (b'=', Some(b'>')) | (b':', Some(b'='))) {
-            value_at += 1;
         } else {
-            colon = sep == b':';
+            match sep {
+                // `key => value` (PHP, Ruby): the separator's second byte.
+                b'=' if next == Some(b'>') => value_at += 1,
+                b'=' => {}
+                b':' => joint = Joint::Colon,
+                b';' if matches!(hay.get(after_key), Some(b'"' | b'\'')) => {
+                    joint = Joint::Juxtaposed;
+                    value_at = after_key;
+                }
+                _ => return None,
+            }
         }
-        let blanks = hay[value_at..]
-            .iter()
-            .take(8)
-            .take_while(|b| matches!(b, b' ' | b'\t'))
-            .count();
-        value_at += blanks;
+        if joint != Joint::Comma {
+            let blanks = hay[value_at..]
+                .iter()
+                .take(8)
+                .take_while(|b| matches!(b, b' ' | b'\t'))
+                .count();
+            value_at += blanks;
+        }
+        if joint == Joint::Colon {
+            if let Some(at) = after_type(hay, value_at, keys) {
+                value_at = at;
+                joint = Joint::Assign;
+            }
+        }
     }
     let query = key.0 > 0 && matches!(hay[key.0 - 1], b'?' | b'&');
     // A value the last accepted one covers is not read, whatever the key (so before classifying it).
-    let may_be_clause = colon && hay[key.0] != b'-';
+    let may_be_clause = joint == Joint::Colon && hay[key.0] != b'-';
     let covered =
         |mode| cover.is_some_and(|c| c.holds(value_at, !opens_quote(hay, value_at), mode, query));
     if covered(ValueMode::Token) && (!may_be_clause || covered(ValueMode::Clause)) {
         return None;
     }
-    let class = keys.classify(&hay[key_phrase_start(hay, key.0)..key.1])?;
-    let clause = class == KeyClass::Password && may_be_clause;
+    let hit = classify_phrase(hay, key, keys, memo)?;
+    let class = hit.class;
+    let weak = hit.weak || joint == Joint::Comma;
+    let clause = class == KeyClass::Password && may_be_clause && !weak;
     let mode = if clause {
         ValueMode::Clause
     } else {
@@ -450,6 +763,20 @@ pub fn assignment(
         return None;
     }
     let mut value = read_value(hay, value_at, mode, query, memo)?;
+    match joint {
+        Joint::Comma if value.quoted => return None,
+        // `private_key "VALUE";`: a string of one word, and a statement's end after it.
+        Joint::Juxtaposed
+            if !value.quoted
+                || hay.get(value.end + 1) != Some(&b';')
+                || hay[value.start..value.end]
+                    .iter()
+                    .any(u8::is_ascii_whitespace) =>
+        {
+            return None
+        }
+        _ => {}
+    }
     if value.quoted {
         let text = &hay[value.start..value.end];
         if let Some(scheme) = SCHEMES
@@ -469,18 +796,90 @@ pub fn assignment(
     if flag && text.first() == Some(&b'-') {
         return None;
     }
-    // A value in a URL's query (`?token=abc`) is machine-written: taken as the credential it names.
-    if values.kept(class, text, value.quoted || query) {
+    // `key="Password" value="..."`: a name/value pair's name, not a key's value (name-value-pair).
+    if value.quoted
+        && hay[key.0..key.1].eq_ignore_ascii_case(b"key")
+        && names_a_value(hay, value.end + 1)
+    {
         return None;
     }
-    if mode == ValueMode::Clause
-        && !value.quoted
-        && values.is_placeholder(&hay[value.start..value.first_end])
-    {
+    if weak {
+        if !values.looks_random(text) {
+            return None;
+        }
+    // A value in a URL's query (`?token=abc`) is machine-written: taken as the credential it names.
+    } else if values.kept(class, text, value.quoted || query) {
+        return None;
+    }
+    if mode == ValueMode::Clause && !value.quoted {
+        // `password: see the wiki`, `password: ask Dana`: a clause that starts by describing.
+        let first = &hay[value.start..value.first_end];
+        let words = value.first_end < value.end;
+        if values.is_placeholder(first) || (words && values.is_prose_lead(first)) {
+            return None;
+        }
+    }
+    if !value.quoted && names_its_key(hay, key, &value, keys) {
         return None;
     }
     whole_clause(hay, &mut value, memo);
     Some((value, class))
+}
+
+/// Whether an unquoted value names the thing its key names rather than holding it: a CamelCase name
+/// holding the key's last word (`pass: PassThroughHandler`, `apiKey: ApiKeyAuth`).
+fn names_its_key(hay: &[u8], key: (usize, usize), value: &Value, keys: &KeyPolicy) -> bool {
+    let text = &hay[value.start..value.end];
+    let camel = text.len() <= 64
+        && text.first().is_some_and(u8::is_ascii_uppercase)
+        && text.iter().all(u8::is_ascii_alphabetic)
+        && text.iter().skip(1).any(u8::is_ascii_uppercase)
+        && text.iter().any(u8::is_ascii_lowercase);
+    if !camel {
+        return false;
+    }
+    let words = keys.words(&hay[key.0..key.1]);
+    let Some(last) = words.last().filter(|w| w.len() >= 3) else {
+        return false;
+    };
+    let lower = text.to_ascii_lowercase();
+    memchr::memmem::find(&lower, last.as_bytes()).is_some()
+}
+
+/// Whether `value=` (or `content=`) follows `at` after blanks: the value of a name/value pair.
+fn names_a_value(hay: &[u8], at: usize) -> bool {
+    let rest = &hay[at.min(hay.len())..];
+    let blanks = rest
+        .iter()
+        .take(64)
+        .take_while(|b| b.is_ascii_whitespace())
+        .count();
+    let rest = &rest[blanks..];
+    blanks > 0
+        && [&b"value"[..], b"content"].iter().any(|w| {
+            rest.len() > w.len()
+                && rest[..w.len()].eq_ignore_ascii_case(w)
+                && matches!(rest[w.len()], b'=' | b':')
+        })
+}
+
+/// How the key at `key` names a credential: the phrase that ends with it first (`my api key`,
+/// `var apiToken string`), else the key alone (`Using Key=`: "Using" is prose, not part of the
+/// name) unless the phrase refuses it (`next page token`).
+fn classify_phrase(
+    hay: &[u8],
+    key: (usize, usize),
+    keys: &KeyPolicy,
+    memo: &mut Memo,
+) -> Option<KeyHit> {
+    let phrase = &hay[key_phrase_start(hay, key.0)..key.1];
+    let hit = memo.judge_phrase(keys, phrase)?;
+    if phrase.len() == key.1 - key.0 || hit.is_some_and(|h| !h.weak) {
+        return hit;
+    }
+    // The words before the key are prose, not its name, unless they name it strongly: a weak
+    // reading of a phrase (`credential to use:`) is no evidence, the key alone decides.
+    memo.judge_phrase(keys, &hay[key.0..key.1]).flatten()
 }
 
 /// The words a prose rule's key is: its first run of key bytes, and a following ` key`, ` token` or

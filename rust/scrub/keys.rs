@@ -7,7 +7,7 @@
 
 use smallvec::SmallVec;
 
-use super::catalogue::{RawKeys, RawValues};
+use super::catalogue::RawKeys;
 
 /// A small, fixed map from words to values: open addressing on an FNV-1a hash. The key tables hold a
 /// few dozen short words and are read once or more per candidate key: SipHash (std's HashMap) was
@@ -79,7 +79,7 @@ impl<V> FromIterator<(String, V)> for WordMap<V> {
 /// A small set of words.
 pub type WordSet = WordMap<()>;
 
-fn word_set(words: Vec<String>) -> WordSet {
+pub(crate) fn word_set(words: Vec<String>) -> WordSet {
     words.into_iter().map(|w| (w, ())).collect()
 }
 
@@ -139,6 +139,23 @@ pub struct KeyPolicy {
     after: WordMap<After>,
     not_after: WordMap<WordSet>,
     compounds: WordMap<Vec<String>>,
+    types: WordSet,
+    describing: WordSet,
+    substrings: Vec<(String, KeyClass)>,
+    providers: WordSet,
+    provider_list: Vec<String>,
+    provider_finals: WordMap<KeyClass>,
+    id_qualifiers: WordSet,
+    credential_ids: WordSet,
+}
+
+/// How a key names a credential. A strong key's final word names one (`client_secret`, `apiKey`);
+/// a weak key only holds a credential word before other words (`password_super_secure`), inside one
+/// word (`theapikey`), or names a provider (`sumologic.accessId`): its value must also look random.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct KeyHit {
+    pub class: KeyClass,
+    pub weak: bool,
 }
 
 fn is_lower(b: u8) -> bool {
@@ -216,7 +233,23 @@ impl KeyPolicy {
         if final_words.len() != count {
             return Err("catalogue: a word is listed under two classes in [keys.final]".into());
         }
+        let mut substrings = Vec::new();
+        for (word, class) in raw.weak.substrings {
+            substrings.push((word, KeyClass::parse(&class)?));
+        }
+        let mut provider_finals = Vec::new();
+        for (word, class) in raw.weak.provider_finals {
+            provider_finals.push((word, KeyClass::parse(&class)?));
+        }
         Ok(KeyPolicy {
+            types: word_set(raw.types),
+            describing: word_set(raw.weak.describing),
+            substrings,
+            provider_list: raw.providers.clone(),
+            providers: word_set(raw.providers),
+            provider_finals: WordMap::new(provider_finals),
+            id_qualifiers: word_set(raw.weak.id_qualifiers),
+            credential_ids: word_set(raw.weak.credential_ids),
             suffixes: raw.suffixes,
             final_words,
             after: WordMap::new(after),
@@ -256,6 +289,20 @@ impl KeyPolicy {
         out
     }
 
+    /// The providers' names, in the catalogue's order.
+    pub fn providers(&self) -> &[String] {
+        &self.provider_list
+    }
+
+    /// Whether `word` is a type word (`string`, `str`): in `apiToken: string = "..."` the value
+    /// follows the `=`.
+    pub fn is_type(&self, word: &[u8]) -> bool {
+        word.len() <= 24
+            && self
+                .types
+                .contains(&String::from_utf8_lossy(word).to_ascii_lowercase())
+    }
+
     /// The words a key is judged by, as strings.
     pub fn words(&self, name: &[u8]) -> Vec<String> {
         let lower = name.to_ascii_lowercase();
@@ -265,8 +312,40 @@ impl KeyPolicy {
             .collect()
     }
 
-    /// The class of a credential-named key, or None.
+    /// The class of a credential-named key (a strong one: its final word decides), or None.
     pub fn classify(&self, name: &[u8]) -> Option<KeyClass> {
+        self.with_words(name, |words| self.classify_words(words))
+    }
+
+    /// How `name` names a credential, strongly or weakly ([`KeyHit`]), or None. A trailing type word
+    /// is dropped first (`var apiToken string =`: the key is `var apiToken`), and a final word's
+    /// trailing digits (`sumoKey1`, `token2`).
+    pub fn classify_key(&self, name: &[u8]) -> Option<KeyHit> {
+        self.with_words(name, |words| self.classify_key_words(words))
+    }
+
+    /// Whether `name`'s final word is refused after the word before it (`next_page_token`,
+    /// `boarding pass`): such a phrase names no credential, and neither does its last word alone.
+    pub fn refuses(&self, name: &[u8]) -> bool {
+        self.with_words(name, |words| self.refuses_words(words))
+    }
+
+    fn refuses_words(&self, words: &[&str]) -> bool {
+        match self.trimmed(words) {
+            [.., prev, last] => self.not_after.get(last).is_some_and(|l| l.contains(prev)),
+            _ => false,
+        }
+    }
+
+    /// [`KeyPolicy::refuses`] and [`KeyPolicy::classify_key`] of one name, its words found once:
+    /// `None` when the name is refused, else its hit (itself `None` when it names no credential).
+    pub fn judge_phrase(&self, name: &[u8]) -> Option<Option<KeyHit>> {
+        self.with_words(name, |words| {
+            (!self.refuses_words(words)).then(|| self.classify_key_words(words))
+        })
+    }
+
+    fn with_words<R>(&self, name: &[u8], f: impl FnOnce(&[&str]) -> R) -> R {
         // Key rules read at most ~100 bytes of key; a longer name takes the heap.
         let mut buffer = [0u8; 128];
         let heap;
@@ -279,7 +358,124 @@ impl KeyPolicy {
             &heap
         };
         let words = self.expand(name, lower);
-        self.classify_words(&words)
+        f(&words)
+    }
+
+    /// `words` without a trailing type word (`string`, `str`) when a name comes before it.
+    fn trimmed<'w>(&self, words: &'w [&'w str]) -> &'w [&'w str] {
+        match words {
+            [rest @ .., last] if !rest.is_empty() && self.types.contains(last) => rest,
+            _ => words,
+        }
+    }
+
+    /// `word` without trailing digits (`key1` -> `key`) when what is left is a word the tables know.
+    fn undigit<'w>(&self, word: &'w str) -> &'w str {
+        let stem = word.trim_end_matches(|c: char| c.is_ascii_digit());
+        if stem.len() < word.len()
+            && word.len() - stem.len() <= 2
+            && (self.final_words.contains(stem)
+                || self.after.contains(stem)
+                || self.provider_finals.contains(stem))
+        {
+            stem
+        } else {
+            word
+        }
+    }
+
+    fn classify_key_words(&self, words: &[&str]) -> Option<KeyHit> {
+        let words = self.trimmed(words);
+        let (&last, rest) = words.split_last()?;
+        let last = self.undigit(last);
+        let mut owned: SmallVec<[&str; 8]> = rest.iter().copied().collect();
+        owned.push(last);
+        let words = &owned[..];
+        let prev = rest.last().copied().unwrap_or("");
+        if self.not_after.get(last).is_some_and(|l| l.contains(prev)) {
+            return None;
+        }
+        if let Some(class) = self.classify_words(words) {
+            return Some(KeyHit { class, weak: false });
+        }
+        let weak = |class| Some(KeyHit { class, weak: true });
+        // A describing word after the credential word names something about it, not it
+        // (`password_min_length`, `token_count`, `secret_manager`, `key_id`).
+        let described = |from: usize| words[from..].iter().any(|w| self.describing.contains(w));
+        // A credential named before other words: `password_super_secure`, `api_key_prod`, `token_v2`;
+        // the words after it must read as words (`token-hnl5d`: a token's id, not a qualifier).
+        let wordy = |w: &&str| {
+            let letters = w.bytes().take_while(u8::is_ascii_alphabetic).count();
+            w.bytes().skip(letters).all(|b| b.is_ascii_digit())
+        };
+        for end in (1..words.len()).rev() {
+            if let Some(class) = self.classify_words(&words[..end]) {
+                let qualified = words[end..].iter().all(wordy);
+                return if described(end) || !qualified {
+                    None
+                } else {
+                    weak(class)
+                };
+            }
+        }
+        // A credential word inside one word: `theapikey`, `fooapikeyfoo`, `mypassword2`.
+        for (i, word) in words.iter().enumerate() {
+            if self.describing.contains(word) {
+                continue; // `tokenizer`, `secretary`: a word of its own
+            }
+            if let Some((sub, class)) = self
+                .substrings
+                .iter()
+                .find(|(s, _)| word.contains(s.as_str()))
+            {
+                // `max_tokens`: what refuses the word refuses the word inside it.
+                let refused = i > 0
+                    && self
+                        .not_after
+                        .get(sub)
+                        .is_some_and(|l| l.contains(words[i - 1]));
+                return if refused || described(i + 1) {
+                    None
+                } else {
+                    weak(*class)
+                };
+            }
+        }
+        // A credential word across the words of one name: `fooprivate_keyfoo` (private key).
+        if words.len() >= 2 {
+            // Joined on the stack (this runs once per key a rule reads).
+            let mut buffer = [0u8; 128];
+            let mut len = 0;
+            for w in words {
+                let take = w.len().min(buffer.len() - len);
+                buffer[len..len + take].copy_from_slice(&w.as_bytes()[..take]);
+                len += take;
+            }
+            let joined = &buffer[..len];
+            if let Some((_, class)) = self
+                .substrings
+                .iter()
+                .find(|(s, _)| memchr::memmem::find(joined, s.as_bytes()).is_some())
+            {
+                if !words.iter().any(|w| self.describing.contains(w)) {
+                    return weak(*class);
+                }
+            }
+        }
+        // An id that is half of a credential pair: `access_id`, `accessId`.
+        if matches!(last, "id" | "ids") && self.credential_ids.contains(prev) {
+            return weak(KeyClass::Secret);
+        }
+        // A provider's name and a credential-ish final word: `sumologic.accessId`, `SUMO_KEY`.
+        if words.len() >= 2 && rest.iter().any(|w| self.providers.contains(w)) {
+            if let Some(&class) = self.provider_finals.get(last) {
+                let qualified = last != "id" && last != "ids" || self.id_qualifiers.contains(prev);
+                if qualified {
+                    return weak(class);
+                }
+            }
+        }
+        None
     }
 
     fn classify_words(&self, words: &[&str]) -> Option<KeyClass> {
@@ -303,222 +499,5 @@ impl KeyPolicy {
             return self.classify_words(&words[..words.len() - 1]);
         }
         None
-    }
-}
-
-/// The `[values]` table: which values a credential-named key keeps.
-pub struct ValuePolicy {
-    placeholders: WordSet,
-    mask_chars: Vec<char>,
-    mask_min_len: usize,
-    max_kept_digits: usize,
-    template_prefixes: Vec<String>,
-    /// The first bytes of the template prefixes: most values start with none of them.
-    template_first: [bool; 256],
-    prose_stopwords: WordSet,
-    /// The longest prose stop word or placeholder word, in bytes.
-    longest: usize,
-}
-
-fn trim_ascii(mut v: &[u8]) -> &[u8] {
-    while let [first, rest @ ..] = v {
-        if first.is_ascii_whitespace() {
-            v = rest;
-        } else {
-            break;
-        }
-    }
-    while let [rest @ .., last] = v {
-        if last.is_ascii_whitespace() {
-            v = rest;
-        } else {
-            break;
-        }
-    }
-    v
-}
-
-/// `$NAME` or `%NAME%`: a reference to an environment variable, not its value.
-fn is_env_reference(v: &[u8]) -> bool {
-    let ident = |s: &[u8]| {
-        !s.is_empty()
-            && (s[0].is_ascii_alphabetic() || s[0] == b'_')
-            && s.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'_')
-    };
-    match v {
-        [b'$', rest @ ..] => ident(rest),
-        [b'%', middle @ .., b'%'] => ident(middle),
-        _ => false,
-    }
-}
-
-/// The longest placeholder word or template prefix.
-const HEAD: usize = 32;
-
-impl ValuePolicy {
-    pub(crate) fn from_raw(raw: RawValues) -> Result<ValuePolicy, String> {
-        if raw
-            .placeholders
-            .iter()
-            .chain(&raw.template_prefixes)
-            .chain(&raw.prose_stopwords)
-            .any(|w| w.len() > HEAD || w.to_ascii_lowercase() != *w || !w.is_ascii())
-        {
-            return Err(format!("catalogue: placeholders, template prefixes and prose stop words are lower-case ASCII, at most {HEAD} bytes"));
-        }
-        let longest = raw
-            .placeholders
-            .iter()
-            .chain(&raw.prose_stopwords)
-            .map(String::len)
-            .max()
-            .unwrap_or(0);
-        Ok(ValuePolicy {
-            longest,
-            placeholders: word_set(raw.placeholders),
-            mask_chars: raw.mask_chars.chars().collect(),
-            mask_min_len: raw.mask_min_len,
-            max_kept_digits: raw.max_kept_digits,
-            template_first: {
-                let mut first = [false; 256];
-                for p in &raw.template_prefixes {
-                    if let Some(&b) = p.as_bytes().first() {
-                        first[b as usize] = true;
-                    }
-                }
-                first
-            },
-            template_prefixes: raw.template_prefixes,
-            prose_stopwords: word_set(raw.prose_stopwords),
-        })
-    }
-
-    /// A value that names or masks a credential rather than holding one: empty, a placeholder word,
-    /// a mask (`***`), a template (`<token>`, `{{ x }}`, `${X}`, `your_api_key`), an environment
-    /// reference (`$TOKEN`, `%TOKEN%`) or a placeholder this scrubber wrote.
-    pub fn is_placeholder(&self, value: &[u8]) -> bool {
-        let mut v = trim_ascii(value);
-        if let [q @ (b'"' | b'\''), inner @ .., last] = v {
-            if q == last {
-                v = trim_ascii(inner);
-            }
-        }
-        if v.is_empty() {
-            return true;
-        }
-        // Every placeholder word and template prefix is shorter than HEAD (from_raw checks): lower-case
-        // that much on the stack, not the whole value on the heap (this runs once per candidate value).
-        let mut buf = [0u8; HEAD];
-        let n = v.len().min(HEAD);
-        buf[..n].copy_from_slice(&v[..n]);
-        buf[..n].make_ascii_lowercase();
-        let head = &buf[..n];
-        if v.len() <= HEAD && std::str::from_utf8(head).is_ok_and(|w| self.placeholders.contains(w))
-        {
-            return true;
-        }
-        if self.template_first[head[0] as usize]
-            && self
-                .template_prefixes
-                .iter()
-                .any(|p| head.starts_with(p.as_bytes()))
-        {
-            return true;
-        }
-        self.is_mask(v) || is_env_reference(v)
-    }
-
-    /// A mask: valid UTF-8, all of it in mask_chars (compared lower-cased), at least mask_min_len
-    /// characters. Read up to its first character that is not a mask's: a long value costs what it
-    /// shares with a mask, not its length.
-    fn is_mask(&self, v: &[u8]) -> bool {
-        let (mut i, mut count) = (0, 0);
-        while i < v.len() {
-            let width = match v[i] {
-                0x00..=0x7F => 1,
-                0xC0..=0xDF => 2,
-                0xE0..=0xEF => 3,
-                0xF0..=0xF7 => 4,
-                _ => return false,
-            };
-            let Some(c) = v
-                .get(i..i + width)
-                .and_then(|seq| std::str::from_utf8(seq).ok())
-                .and_then(|s| s.chars().next())
-            else {
-                return false;
-            };
-            if !self.mask_chars.contains(&c.to_ascii_lowercase()) {
-                return false;
-            }
-            count += 1;
-            i += width;
-        }
-        count >= self.mask_min_len
-    }
-
-    /// The longest prose stop word or placeholder word, in bytes: a longer word is neither.
-    pub fn longest_word(&self) -> usize {
-        self.longest
-    }
-
-    /// An integer or decimal with at most `max_kept_digits` integer digits (`4096`, `0.5`).
-    pub fn is_small_number(&self, value: &[u8]) -> bool {
-        let v = trim_ascii(value);
-        // The integer part has at most max_kept_digits digits: look for its dot no further.
-        let head = &v[..v.len().min(self.max_kept_digits + 1)];
-        if !head.contains(&b'.') && v.len() > self.max_kept_digits {
-            return false;
-        }
-        let (int, frac) = match head.iter().position(|&b| b == b'.') {
-            Some(dot) => (&v[..dot], Some(&v[dot + 1..])),
-            None => (v, None),
-        };
-        !int.is_empty()
-            && int.len() <= self.max_kept_digits
-            && int.iter().all(u8::is_ascii_digit)
-            && frac.is_none_or(|f| !f.is_empty() && f.iter().all(u8::is_ascii_digit))
-    }
-
-    /// Whether an unquoted word in running text looks generated rather than like a word: 16+ bytes,
-    /// a digit (4+ bytes), a symbol, or an upper-case letter after a lower-case one.
-    pub fn looks_generated(&self, value: &[u8]) -> bool {
-        let v = trim_ascii(value);
-        if v.len() >= 16 {
-            return true;
-        }
-        let digit = v.iter().any(u8::is_ascii_digit);
-        let symbol = v.iter().any(|b| b"!@#$%^&*+/=~|\\?".contains(b));
-        let inner_upper = v.iter().skip(1).any(|b| b.is_ascii_uppercase())
-            && v.iter().any(|b| b.is_ascii_lowercase());
-        v.len() >= 16 || (digit && v.len() >= 4) || symbol || inner_upper
-    }
-
-    /// Whether a credential-named key of `class` keeps `value`. `quoted`: the value was written as a
-    /// string (JSON, YAML, a property), so even a plain word is taken as the credential.
-    pub fn kept(&self, class: KeyClass, value: &[u8], quoted: bool) -> bool {
-        if self.is_placeholder(value) {
-            return true;
-        }
-        if !class.digits_are_secret() && self.is_small_number(value) {
-            return true;
-        }
-        !quoted && !class.digits_are_secret() && !self.looks_generated(value)
-    }
-
-    /// A word that describes rather than reveals, after "password is".
-    pub fn is_prose_stopword(&self, word: &[u8]) -> bool {
-        let w = trim_ascii(word);
-        let w = match w {
-            [rest @ .., b'.' | b',' | b'!' | b'?' | b':' | b';'] => rest,
-            _ => w,
-        };
-        // Every stop word and placeholder word is ASCII: a longer word is none of them (and lower-
-        // casing all of a long value, once per key, would cost its length each time).
-        if w.len() > self.longest {
-            return false;
-        }
-        let lower = String::from_utf8_lossy(w).to_ascii_lowercase();
-        self.prose_stopwords.contains(&lower) || self.placeholders.contains(&lower)
     }
 }

@@ -15,13 +15,17 @@
 pub mod catalogue;
 pub mod extend;
 pub mod keys;
+pub mod memory;
 pub mod scan;
+pub mod shapes;
+pub mod values;
 
 use std::sync::OnceLock;
 
 pub use catalogue::{ByteSet, Catalogue, Extend, Rule};
-pub use keys::{split_words, KeyClass, KeyPolicy, ValuePolicy};
-pub use scan::{entropy, merge, Detector, Finding};
+pub use keys::{split_words, KeyClass, KeyHit, KeyPolicy};
+pub use scan::{entropy, merge, Detector, Finding, Known};
+pub use values::ValuePolicy;
 
 /// The bundled catalogue's text.
 pub const CATALOGUE: &str = include_str!("../../python/memdedup/data/secret_rules.toml");

@@ -14,7 +14,9 @@ use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, MatchKind};
 
 use super::catalogue::{Catalogue, Check, Extend, Rule};
 use super::extend::{self, Cover, Memo, Value};
-use super::keys::{KeyClass, KeyPolicy, ValuePolicy};
+use super::keys::{KeyClass, KeyPolicy};
+use super::shapes;
+use super::values::ValuePolicy;
 
 /// How every placeholder starts (`[REDACTED:KIND]`).
 pub const PLACEHOLDER: &[u8] = b"[REDACTED:";
@@ -42,6 +44,9 @@ pub struct Detector {
     pub(super) keywords: AhoCorasick,
     keyword_rules: Vec<Vec<usize>>,
     always: Vec<usize>,
+    /// For each keyword, its place in the providers' list (a rule whose pattern is the providers'
+    /// names reads their places from the keyword pass instead of searching again).
+    provider_place: Vec<Option<usize>>,
 }
 
 /// What one rule's scan carries into each judgement: the placeholders' positions, what its reads
@@ -88,6 +93,292 @@ fn tail(rule: &Rule, hay: &[u8], start: usize, mut end: usize, group: usize, ctx
         Some(&at) if at < end => at,
         _ => end,
     }
+}
+
+/// A secret found in another text of the same record: its bytes, the rule that found it and its kind.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Known {
+    pub value: Vec<u8>,
+    pub rule: usize,
+    pub kind: usize,
+}
+
+/// The shortest value whose copies are redacted, in bytes; below [`COPY_WORD`] bytes only copies that
+/// stand as words (no letter, digit or `_` on either side) are: a PIN `4821` is redacted in `call
+/// 4821`, not in `48210`.
+pub const COPY_MIN: usize = 4;
+/// The length from which a copy is redacted whatever touches it (a token glued to other text).
+pub const COPY_WORD: usize = 8;
+/// How many values one copy search looks for at once (Teddy's limit for its fastest form).
+pub const COPY_CHUNK: usize = 64;
+/// The longest value whose copies are searched, in bytes. A longer secret is a key block, a JWT or a
+/// token whose own rule finds every copy; searching for it would cost the automaton its length
+/// squared on a periodic value (`'ab' * 4000`: 0.2 s).
+pub const COPY_MAX: usize = 256;
+
+fn word_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// `found` (merged) and every copy of each value it holds, and of each `known` value, merged again.
+/// One Aho-Corasick pass, leftmost-longest: linear in the text and the values.
+pub fn copies(
+    hay: &[u8],
+    found: Vec<Finding>,
+    known: &[Known],
+    placeholders: &[usize],
+) -> Vec<Finding> {
+    if found.is_empty() && known.is_empty() {
+        return found;
+    }
+    let mut values: Vec<(&[u8], usize, usize)> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let own = found.iter().map(|f| (&hay[f.start..f.end], f.rule, f.kind));
+    let other = known.iter().map(|k| (k.value.as_slice(), k.rule, k.kind));
+    for (value, rule, kind) in own.chain(other) {
+        // A value read up to a sentence's mark (`my password is X!`) is searched without it too.
+        let bare = value.trim_ascii_end();
+        let bare = &bare[..bare.len()
+            - bare
+                .iter()
+                .rev()
+                .take_while(|b| matches!(b, b'!' | b'?' | b'.'))
+                .count()];
+        for v in [value, bare] {
+            if (COPY_MIN..=COPY_MAX).contains(&v.len())
+                && (v.len() == value.len() || v.len() >= COPY_WORD)
+                && seen.insert(v)
+            {
+                values.push((v, rule, kind));
+            }
+        }
+    }
+    if values.is_empty() {
+        return found;
+    }
+    let mut all = found.clone();
+    // The values in chunks of COPY_CHUNK, each searched on its own (leftmost-longest, not
+    // overlapping): Teddy (SIMD) searches a chunk at several GB/s where an automaton over every value
+    // ran at ~250 MB/s; the copies of all chunks are merged. An automaton serves where Teddy cannot.
+    for chunk in values.chunks(COPY_CHUNK) {
+        let patterns = chunk.iter().map(|v| v.0);
+        let teddy = aho_corasick::packed::Config::new()
+            .match_kind(aho_corasick::packed::MatchKind::LeftmostLongest)
+            .builder()
+            .extend(patterns.clone())
+            .build();
+        let automaton = match teddy {
+            Some(_) => None,
+            None => AhoCorasickBuilder::new()
+                .match_kind(MatchKind::LeftmostLongest)
+                .kind(Some(AhoCorasickKind::ContiguousNFA))
+                .build(patterns)
+                .ok(),
+        };
+        let mut at = 0;
+        while at < hay.len() {
+            let m = match (&teddy, &automaton) {
+                (Some(t), _) => t
+                    .find_in(
+                        hay,
+                        aho_corasick::Span {
+                            start: at,
+                            end: hay.len(),
+                        },
+                    )
+                    .map(|m| (m.start(), m.end(), m.pattern().as_usize())),
+                (None, Some(a)) => a
+                    .find(aho_corasick::Input::new(hay).span(at..hay.len()))
+                    .map(|m| (m.start(), m.end(), m.pattern().as_usize())),
+                (None, None) => None,
+            };
+            let Some((start, end, pattern)) = m else {
+                break;
+            };
+            at = end.max(start + 1);
+            let (value, rule, kind) = chunk[pattern];
+            if value.len() < COPY_WORD
+                && ((start > 0 && word_byte(hay[start - 1]))
+                    || (end < hay.len() && word_byte(hay[end])))
+            {
+                continue;
+            }
+            if inside_placeholder(hay, start, placeholders) {
+                continue;
+            }
+            all.push(Finding {
+                start,
+                end,
+                rule,
+                kind,
+            });
+        }
+    }
+    if all.len() == found.len() {
+        return found;
+    }
+    merge(all)
+}
+
+/// Public material: a PEM block whose label names no private key (`CERTIFICATE`, `PUBLIC KEY`,
+/// `PGP PUBLIC KEY BLOCK`), and an OpenSSH public key's type and body (`ssh-ed25519 AAAA...`,
+/// `ecdsa-sha2-nistp256 AAAA...`). Sorted spans; nothing inside one is a secret.
+pub fn public_ranges(hay: &[u8]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    // Most texts hold no `-----BEGIN` and no `ssh-`/`ecdsa-`/`sk-` key type: one pass for the bytes
+    // those start with rules them out (a finder per needle costs a short text more than its scan).
+    let begins = memchr::memmem::find(hay, b"-----BEGIN ").is_some();
+    let keys = memchr::memmem::find(hay, b"AAAA").is_some();
+    if !begins && !keys {
+        return out;
+    }
+    let mut next_end: Option<usize> = None;
+    for at in memchr::memmem::find_iter(if begins { hay } else { &[] }, b"-----BEGIN ") {
+        let head = &hay[at + 11..hay.len().min(at + 75)];
+        let Some(close) = memchr::memmem::find(head, b"-----") else {
+            continue;
+        };
+        if memchr::memmem::find(&head[..close], b"PRIVATE").is_some() {
+            continue;
+        }
+        // The END marker after `at` (one search serves every BEGIN before it; usize::MAX: none).
+        if next_end.is_none_or(|e| e < at) {
+            next_end =
+                Some(memchr::memmem::find(&hay[at..], b"-----END ").map_or(usize::MAX, |i| at + i));
+        }
+        let end = match next_end.filter(|&e| e != usize::MAX) {
+            Some(e) => {
+                let tail = &hay[e + 9..hay.len().min(e + 75)];
+                e + 9 + memchr::memmem::find(tail, b"-----").map_or(0, |i| i + 5)
+            }
+            None => at + 11 + close + 5,
+        };
+        out.push((at, end));
+    }
+    let prefixes: &[&[u8]] = if keys {
+        &[b"ssh-", b"ecdsa-sha2-", b"sk-ssh-", b"sk-ecdsa-"]
+    } else {
+        &[]
+    };
+    for &prefix in prefixes {
+        for at in memchr::memmem::find_iter(hay, prefix) {
+            if at > 0 && word_byte(hay[at - 1]) {
+                continue;
+            }
+            let kind = hay[at..]
+                .iter()
+                .take(48)
+                .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'@' | b'.'))
+                .count();
+            let body = at + kind + 1;
+            if hay.get(at + kind) != Some(&b' ') || !hay[body..].starts_with(b"AAAA") {
+                continue;
+            }
+            let run = hay[body..]
+                .iter()
+                .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'='))
+                .count();
+            out.push((at, body + run));
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+/// Whether `start..end` lies inside one of `ranges` (sorted by start).
+fn within(ranges: &[(usize, usize)], start: usize, end: usize) -> bool {
+    let i = ranges.partition_point(|r| r.0 <= start);
+    ranges[..i].iter().rev().take(4).any(|r| end <= r.1)
+}
+
+/// How far from a `data:` block a manifest's `kind: Secret` may be, in bytes.
+pub const SECRET_CONTEXT: usize = 4096;
+
+/// Where the lines saying `kind: Secret` (or `"kind": "Secret"`) start, in order.
+fn secret_kind_lines(hay: &[u8]) -> Vec<usize> {
+    memchr::memmem::find_iter(hay, b"Secret")
+        .filter(|&at| {
+            // `kind:` is short: look back 32 bytes at most (a long line of "Secret" stays linear).
+            let from = at.saturating_sub(32);
+            let line = hay[from..at]
+                .iter()
+                .rposition(|b| *b == b'\n')
+                .map_or(from, |i| from + i + 1);
+            let before: Vec<u8> = hay[line..at]
+                .iter()
+                .filter(|b| !matches!(b, b' ' | b'\t' | b'"' | b'\'' | b'{' | b','))
+                .copied()
+                .collect();
+            let after = hay.get(at + 6).copied();
+            before == b"kind:" && after.is_none_or(|b| !b.is_ascii_alphanumeric())
+        })
+        .collect()
+}
+
+/// Whether `window` (at most 128 bytes are read) holds one of `words` (lower-case), ASCII
+/// case-insensitive: lower-cased on the stack (this runs once per candidate of a context rule).
+fn holds_word<'w>(window: &[u8], words: impl IntoIterator<Item = &'w [u8]>) -> bool {
+    let mut buffer = [0u8; 128];
+    let n = window.len().min(buffer.len());
+    buffer[..n].copy_from_slice(&window[..n]);
+    buffer[..n].make_ascii_lowercase();
+    words
+        .into_iter()
+        .any(|w| memchr::memmem::find(&buffer[..n], w).is_some())
+}
+
+/// Whether a stretch could hold a provider cue ([`provider_cue`]'s necessary conditions).
+fn provider_cue_possible(window: &[u8]) -> bool {
+    memchr::memchr2(b'=', b':', window).is_some() || holds_word(window, PROVIDER_NAMES)
+}
+
+/// Words that name a credential on the way from a provider's name to a value.
+const PROVIDER_NAMES: [&[u8]; 9] = [
+    b"key",
+    b"token",
+    b"secret",
+    b"passw",
+    b"credential",
+    b"auth",
+    b"bearer",
+    b"apikey",
+    b"pwd",
+];
+
+/// Whether the stretch from a provider's name to a value assigns the value (`=` or `:` right before
+/// it, past quotes and blanks) or names a credential, and labels nothing public (a commit, a hash,
+/// an id of a request).
+fn provider_cue(gap: &[u8]) -> bool {
+    const PUBLIC: [&[u8]; 18] = [
+        b"sha",
+        b"commit",
+        b"hash",
+        b"digest",
+        b"checksum",
+        b"uuid",
+        b"guid",
+        b"fingerprint",
+        b"etag",
+        b"request",
+        b"trace",
+        b"span",
+        b"build",
+        b"version",
+        b"release",
+        b"order",
+        b"invoice",
+        b"transaction",
+    ];
+    if holds_word(gap, PUBLIC) {
+        return false;
+    }
+    let tail = gap.iter().rev().find(|b| {
+        !matches!(
+            b,
+            b' ' | b'\t' | b'"' | b'\'' | b'`' | b'(' | b'[' | b'\n' | b'\r'
+        )
+    });
+    matches!(tail, Some(b'=' | b':')) || holds_word(gap, PROVIDER_NAMES)
 }
 
 /// Shannon entropy of a byte string, in bits per byte.
@@ -157,6 +448,10 @@ impl Detector {
                 }
             }
         }
+        let provider_place = words
+            .iter()
+            .map(|w| keys.providers().iter().position(|p| p == w))
+            .collect();
         // A DFA: on a 4 MB prose corpus the keyword pass runs ~3x faster than the default NFA
         // (profile_rules in tests.rs), and the automaton is built once per process.
         let keywords = AhoCorasickBuilder::new()
@@ -175,6 +470,7 @@ impl Detector {
             keywords,
             keyword_rules,
             always,
+            provider_place,
         })
     }
 
@@ -200,20 +496,40 @@ impl Detector {
     }
 
     /// Which rules may match: those with a keyword in the text, and those without keywords.
+    #[cfg(test)]
     pub(super) fn selected(&self, hay: &[u8], pii: bool) -> Vec<bool> {
+        self.selected_with_providers(hay, pii).0
+    }
+
+    /// [`Detector::selected`], and where providers' names start (at a word's start): each start
+    /// once, with the name that comes first in the providers' list (what the names' alternation,
+    /// leftmost-first, matches there), sorted.
+    pub(super) fn selected_with_providers(
+        &self,
+        hay: &[u8],
+        pii: bool,
+    ) -> (Vec<bool>, Vec<(usize, usize)>) {
         let mut on = vec![false; self.rules.len()];
         for &i in &self.always {
             on[i] = true;
         }
+        let mut providers: Vec<(usize, usize, usize)> = Vec::new();
         for m in self.keywords.find_overlapping_iter(hay) {
             for &i in &self.keyword_rules[m.pattern().as_usize()] {
                 on[i] = true;
+            }
+            if let Some(place) = self.provider_place[m.pattern().as_usize()] {
+                if m.start() == 0 || !word_byte(hay[m.start() - 1]) {
+                    providers.push((m.start(), place, m.end()));
+                }
             }
         }
         for (flag, rule) in on.iter_mut().zip(&self.rules) {
             *flag &= pii || !rule.pii;
         }
-        on
+        providers.sort_unstable();
+        providers.dedup_by_key(|p| p.0);
+        (on, providers.into_iter().map(|(s, _, e)| (s, e)).collect())
     }
 
     /// Every credential in `hay` (UTF-8, or WTF-8 for a str with lone surrogates), merged into
@@ -225,17 +541,46 @@ impl Detector {
         pii: bool,
         interrupt: &mut dyn FnMut() -> Result<(), E>,
     ) -> Result<Vec<Finding>, E> {
-        let on = self.selected(hay, pii);
+        self.scan_with(hay, pii, &[], interrupt)
+    }
+
+    /// [`Detector::scan`], and every copy of a secret: each value found (and each of `known`, the
+    /// values found in the other texts of the same record) is redacted wherever it occurs in `hay`,
+    /// whatever surrounds it ([`copies`]). Findings inside public material (a public key, a
+    /// certificate: [`public_ranges`]) are dropped.
+    pub fn scan_with<E>(
+        &self,
+        hay: &[u8],
+        pii: bool,
+        known: &[Known],
+        interrupt: &mut dyn FnMut() -> Result<(), E>,
+    ) -> Result<Vec<Finding>, E> {
+        let (on, providers) = self.selected_with_providers(hay, pii);
         // Where placeholders this scrubber wrote stand (no secret runs over one): found once.
         let placeholders: Vec<usize> = memchr::memmem::find_iter(hay, PLACEHOLDER).collect();
         let mut found = Vec::new();
         for (index, rule) in self.rules.iter().enumerate() {
             if on[index] {
                 interrupt()?;
-                self.scan_rule(index, rule, hay, &placeholders, &mut found);
+                let hits = rule.from_providers.then_some(providers.as_slice());
+                self.scan_rule_at(index, rule, hay, &placeholders, hits, &mut found);
             }
         }
-        Ok(merge(found))
+        let public = public_ranges(hay);
+        if !public.is_empty() {
+            found.retain(|f| !within(&public, f.start, f.end));
+        }
+        Ok(copies(hay, merge(found), known, &placeholders))
+    }
+
+    /// The rule index of `id`, if the catalogue has it.
+    pub fn rule_index(&self, id: &str) -> Option<usize> {
+        self.rules.iter().position(|r| r.id == id)
+    }
+
+    /// The kind index of `name`, if a rule or a key class names it.
+    pub fn kind_index(&self, name: &str) -> Option<usize> {
+        self.kinds.iter().position(|k| k == name)
     }
 
     /// [`Detector::scan`] without an interrupt.
@@ -244,6 +589,7 @@ impl Detector {
             .unwrap_or_default()
     }
 
+    #[cfg(test)]
     pub(super) fn scan_rule(
         &self,
         index: usize,
@@ -252,20 +598,50 @@ impl Detector {
         placeholders: &[usize],
         out: &mut Vec<Finding>,
     ) {
-        // Capture groups cost the regex engine its fastest paths: only rules with a secret group ask.
+        let providers = rule
+            .from_providers
+            .then(|| self.selected_with_providers(hay, true).1);
+        self.scan_rule_at(index, rule, hay, placeholders, providers.as_deref(), out);
+    }
+
+    /// [`Detector::scan_rule`] given, for a rule whose pattern is the providers' names, where they
+    /// start (`hits`, from the keyword pass): those stand for its pattern's matches.
+    fn scan_rule_at(
+        &self,
+        index: usize,
+        rule: &Rule,
+        hay: &[u8],
+        placeholders: &[usize],
+        hits: Option<&[(usize, usize)]>,
+        out: &mut Vec<Finding>,
+    ) {
+        if rule.extend == Extend::SecretData {
+            return self.scan_secret_data(index, rule, hay, out);
+        }
+        let mut next_hit = 0;
+        // Capture groups cost the regex engine its fastest paths: only rules with a named group ask.
         let mut locs = (!rule.secret_groups.is_empty()).then(|| rule.regex.capture_locations());
         let mut memo = Memo::default();
         let mut cover: Option<Cover> = None;
         let mut at = 0;
         while at <= hay.len() {
-            let (ms, me, secret, group) = match locs.as_mut() {
-                None => {
+            let (ms, me, secret, group) = match (hits, locs.as_mut()) {
+                (Some(hits), _) => {
+                    while next_hit < hits.len() && hits[next_hit].0 < at {
+                        next_hit += 1;
+                    }
+                    let Some(&(s, e)) = hits.get(next_hit) else {
+                        break;
+                    };
+                    (s, e, (s, e), 0)
+                }
+                (None, None) => {
                     let Some(m) = rule.regex.find_at(hay, at) else {
                         break;
                     };
                     (m.start(), m.end(), (m.start(), m.end()), 0)
                 }
-                Some(locs) => {
+                (None, Some(locs)) => {
                     let Some(m) = rule.regex.captures_read_at(locs, hay, at) else {
                         break;
                     };
@@ -311,6 +687,43 @@ impl Detector {
         }
     }
 
+    /// A Kubernetes Secret's `data:` / `stringData:` blocks: every value, when the manifest says
+    /// `kind: Secret` within [`SECRET_CONTEXT`] bytes of the block (a ConfigMap's data is no secret).
+    /// Each block is read once; the search resumes past it.
+    fn scan_secret_data(&self, index: usize, rule: &Rule, hay: &[u8], out: &mut Vec<Finding>) {
+        let kinds: Vec<usize> = secret_kind_lines(hay);
+        if kinds.is_empty() {
+            return;
+        }
+        let kind = self.rule_kind[index].unwrap_or(self.class_kind[4]);
+        let mut at = 0;
+        while let Some(m) = rule.regex.find_at(hay, at) {
+            // The header line starts after the match's leading newline.
+            let line = m.start() + 1;
+            let header = hay[line..]
+                .iter()
+                .take_while(|b| matches!(b, b' ' | b'\t'))
+                .count();
+            let (found, end) = shapes::secret_data(hay, header, m.end());
+            let from = line.saturating_sub(SECRET_CONTEXT);
+            let first = kinds.partition_point(|&k| k < from);
+            if kinds.get(first).is_some_and(|&k| k <= end + SECRET_CONTEXT) {
+                // A value this scrubber wrote (`password: [REDACTED:...]`) is no secret: scrubbing
+                // twice changes nothing.
+                let found = found
+                    .into_iter()
+                    .filter(|&(start, _)| !hay[start..].starts_with(PLACEHOLDER));
+                out.extend(found.map(|(start, end)| Finding {
+                    start,
+                    end,
+                    rule: index,
+                    kind,
+                }));
+            }
+            at = end.max(m.end() - 1).max(m.start() + 1);
+        }
+    }
+
     /// The secret's span, (for key rules) its kind and the value read, or None when a check refuses
     /// the match. `group`: which of the rule's secret groups matched.
     fn judge(
@@ -330,13 +743,25 @@ impl Detector {
         if !rule.line_context.is_empty() && !on_line_after(hay, ms, &rule.line_context) {
             return None;
         }
+        if !rule.public_labels.is_empty() && labelled_public(hay, ms, &rule.public_labels) {
+            return None;
+        }
         let class = |class: KeyClass| Some(self.class_kind[class_index(class)]);
         let policy = (&self.keys, &self.values);
         let (start, end, kind, value) = match rule.extend {
             Extend::None => (start, end, None, None),
             Extend::Assignment | Extend::Flag => {
                 let flag = rule.extend == Extend::Flag;
-                let key = extend::key_span(hay, ms);
+                let mut key = extend::key_span(hay, ms);
+                if rule.key_before {
+                    let floor = key.0.saturating_sub(super::catalogue::KEY_BEFORE);
+                    while key.0 > floor
+                        && (hay[key.0 - 1].is_ascii_alphanumeric()
+                            || b"_.-".contains(&hay[key.0 - 1]))
+                    {
+                        key.0 -= 1;
+                    }
+                }
                 let (v, c) = extend::assignment(hay, key, me, flag, policy, ctx.memo, ctx.cover)?;
                 (v.start, v.end, class(c), Some(v))
             }
@@ -363,6 +788,16 @@ impl Detector {
                 let end = extend::key_block(hay, start, true, ctx.memo);
                 (start, end, None, None)
             }
+            Extend::Element => {
+                let (v, c) = shapes::element(hay, (ms, me), policy)?;
+                (v.start, v.end, class(c), Some(v))
+            }
+            Extend::Attribute => {
+                let (v, c) = shapes::attribute(hay, ms, me, policy, ctx.memo)?;
+                (v.start, v.end, class(c), Some(v))
+            }
+            // Read in scan_rule: a block gives many values.
+            Extend::SecretData => return None,
         };
         let Some(near) = &rule.near else {
             let (s, e) = self.check(rule, hay, start, end, ctx)?;
@@ -373,18 +808,29 @@ impl Detector {
         // a refused match would sit inside a run of the same bytes, which the boundary refuses anyway
         // (and retrying every byte of a 512-byte run made 'tokens=' * n cost 32 x 512 per hit).
         let limit = hay.len().min(me + near.within + near.max_width);
+        // A provider's name with no `=`, `:` or credential word in the stretch after it cannot cue a
+        // value: most mentions of a provider in prose end here.
+        if rule.check == Check::ProviderValue
+            && !provider_cue_possible(&hay[me..hay.len().min(me + near.within)])
+        {
+            return None;
+        }
         let mut pos = me;
         while let Some(m) = near.regex.find_at(&hay[..limit], pos) {
-            // Not past the distance, a line break, or a placeholder (what it stood for was the value).
+            // Not past the distance, a line break (unless the rule crosses lines), or a placeholder
+            // (what it stood for was the value).
             let gap = &hay[me..m.start()];
             if m.start() > me + near.within
-                || gap.iter().any(|b| matches!(b, b'\n' | b'\r'))
+                || (!near.lines && gap.iter().any(|b| matches!(b, b'\n' | b'\r')))
                 || memchr::memmem::find(gap, PLACEHOLDER).is_some()
             {
                 break;
             }
+            // The value's checks (cheap for a plain word: it has no digit) before the stretch's cue.
             if let Some((s, e)) = self.check(rule, hay, m.start(), m.end(), ctx) {
-                return Some((s, tail(rule, hay, s, e, 0, ctx), kind, value));
+                if rule.check != Check::ProviderValue || provider_cue(&hay[me..s]) {
+                    return Some((s, tail(rule, hay, s, e, 0, ctx), kind, value));
+                }
             }
             pos = m.end().max(m.start() + 1);
         }
@@ -471,6 +917,16 @@ impl Detector {
                 }
             }
             Check::RandomBody => {} // checked above
+            Check::GithubCrc32 => {
+                if !github_checksum(secret) {
+                    return None;
+                }
+            }
+            Check::ProviderValue | Check::RandomValue => {
+                if !self.values.looks_random(secret) {
+                    return None;
+                }
+            }
         }
         Some((start, end))
     }
@@ -604,6 +1060,42 @@ pub fn random_body(secret: &[u8]) -> bool {
         && entropy(run) > 4.0
 }
 
+/// CRC-32 (IEEE 802.3, reflected), bit by bit: a token's 30 bytes, once per candidate.
+pub fn crc32(bytes: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in bytes {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+/// Whether a GitHub token's last 6 characters are the base62 (`0-9A-Za-z`) CRC32 of the 30 random
+/// characters after its `gh?_` prefix, zero-padded: GitHub's own check that a token is well formed.
+pub fn github_checksum(token: &[u8]) -> bool {
+    const DIGITS: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    let Some(body) = token.get(4..) else {
+        return false;
+    };
+    if body.len() != 36 {
+        return false;
+    }
+    let (random, check) = body.split_at(30);
+    let mut n = crc32(random);
+    let mut want = [b'0'; 6];
+    for slot in want.iter_mut().rev() {
+        *slot = DIGITS[(n % 62) as usize];
+        n /= 62;
+    }
+    n == 0 && want == check
+}
+
 /// Whether `at` lies inside a placeholder (`[REDACTED:KIND]`, its kind at most 48 bytes), past its
 /// first byte.
 fn inside_placeholder(hay: &[u8], at: usize, placeholders: &[usize]) -> bool {
@@ -629,6 +1121,17 @@ fn on_line_after(hay: &[u8], at: usize, words: &[String]) -> bool {
     words
         .iter()
         .any(|w| memchr::memmem::find(&window, w.as_bytes()).is_some())
+}
+
+/// Whether one of `labels` (lower-case) occurs within
+/// [`LABEL_BEFORE`](super::catalogue::LABEL_BEFORE) bytes before `at`, on its line.
+fn labelled_public(hay: &[u8], at: usize, labels: &[String]) -> bool {
+    let from = at.saturating_sub(super::catalogue::LABEL_BEFORE);
+    let line_start = hay[from..at]
+        .iter()
+        .rposition(|b| matches!(b, b'\n' | b'\r'))
+        .map_or(from, |i| from + i + 1);
+    holds_word(&hay[line_start..at], labels.iter().map(String::as_bytes))
 }
 
 /// Overlapping findings merge into their union: nothing of either survives. The union's rule and kind

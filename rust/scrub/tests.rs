@@ -469,6 +469,26 @@ fn adversarial_inputs_finish() {
         b"token: \"".repeat(n / 8),
         b"?token=".repeat(n / 7),
         b"eyJhaaaaaaaa.eyJaaaaaaaaa.".repeat(n / 26),
+        // Issue 36's grammars.
+        [b"key=a".as_slice(), &b")".repeat(n)].concat(),
+        [b"key=".as_slice(), &b"(".repeat(n)].concat(),
+        b"token: {{".repeat(n / 9),
+        b"token: |\n".repeat(n / 9),
+        b"<password>".repeat(n / 10),
+        b"<key>password</key>".repeat(n / 19),
+        b"name=\"password\" value=".repeat(n / 22),
+        [
+            b"kind: Secret\n".as_slice(),
+            &b"\ndata:\n  a: b".repeat(n / 14),
+        ]
+        .concat(),
+        b"Secret".repeat(n / 6),
+        b"sumologic key=".repeat(n / 14),
+        b"apiToken,".repeat(n / 9),
+        b"apikey \"".repeat(n / 8),
+        b"-----BEGIN PUBLIC KEY-----\n".repeat(n / 27),
+        b"ssh-rsa AAAA".repeat(n / 12),
+        b"token=Zq8vH5jK2mNp4QrT ".repeat(n / 23),
     ];
     for hay in inputs {
         let _ = d.scan_bytes(&hay, true);
@@ -521,10 +541,68 @@ fn profile_rules() {
         let _ = d.scan_bytes(&hay, false);
         eprintln!("total {:?} for {} bytes", t.elapsed(), hay.len());
     }
+    // SCRUB_SPLIT=lines or paragraphs: the text as the write path meets it, record by record, and
+    // which rules the records wake (the cost of a rule summed over them).
+    if let Ok(split) = std::env::var("SCRUB_SPLIT") {
+        let sep: &[u8] = if split == "lines" { b"\n" } else { b"\n\n" };
+        let mut parts: Vec<&[u8]> = Vec::new();
+        let mut rest: &[u8] = &hay;
+        while let Some(i) = memchr::memmem::find(rest, sep) {
+            parts.push(&rest[..i]);
+            rest = &rest[i + sep.len()..];
+        }
+        parts.push(rest);
+        for _ in 0..3 {
+            let t = std::time::Instant::now();
+            for p in &parts {
+                let _ = d.scan_bytes(p, false);
+            }
+            eprintln!("records {:?} for {} records", t.elapsed(), parts.len());
+        }
+        let mut per_rule = vec![std::time::Duration::ZERO; d.rules().len()];
+        let mut woke = vec![0usize; d.rules().len()];
+        let mut keywords = std::time::Duration::ZERO;
+        for p in &parts {
+            let t = std::time::Instant::now();
+            let on = d.selected(p, false);
+            keywords += t.elapsed();
+            for (i, rule) in d.rules().iter().enumerate() {
+                if on[i] {
+                    let mut out = Vec::new();
+                    let t = std::time::Instant::now();
+                    d.scan_rule(i, rule, p, &[], &mut out);
+                    per_rule[i] += t.elapsed();
+                    woke[i] += 1;
+                }
+            }
+        }
+        eprintln!("keywords over records {keywords:?}");
+        eprintln!(
+            "rules over records {:?}",
+            per_rule.iter().sum::<std::time::Duration>()
+        );
+        let t = std::time::Instant::now();
+        for p in &parts {
+            let _ = scan::public_ranges(p);
+        }
+        eprintln!("public ranges over records {:?}", t.elapsed());
+        let mut order: Vec<usize> = (0..per_rule.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(per_rule[i]));
+        for &i in order.iter().take(60) {
+            eprintln!(
+                "{:30} {:?} over {} records",
+                d.rules()[i].id,
+                per_rule[i],
+                woke[i]
+            );
+        }
+    }
     let t = std::time::Instant::now();
     let on = d.keywords.find_overlapping_iter(&hay).count();
     eprintln!("keywords {:?} ({on} hits)", t.elapsed());
     let on = d.selected(&hay, false);
+    let mut all = Vec::new();
+    let (mut rules_total, mut small) = (std::time::Duration::ZERO, std::time::Duration::ZERO);
     for (i, rule) in d.rules().iter().enumerate() {
         if !on[i] {
             continue;
@@ -533,8 +611,22 @@ fn profile_rules() {
         let t = std::time::Instant::now();
         d.scan_rule(i, rule, &hay, &[], &mut out);
         let el = t.elapsed();
+        rules_total += el;
         if el.as_micros() > 500 {
             eprintln!("{:30} {:?} {} found", rule.id, el, out.len());
+        } else {
+            small += el;
         }
+        all.extend(out);
     }
+    eprintln!("rules {rules_total:?} (of which under 0.5 ms each: {small:?})");
+    let t = std::time::Instant::now();
+    let public = scan::public_ranges(&hay);
+    eprintln!("public ranges {:?} ({} ranges)", t.elapsed(), public.len());
+    let t = std::time::Instant::now();
+    let merged = merge(all);
+    eprintln!("merge {:?}", t.elapsed());
+    let t = std::time::Instant::now();
+    let n = scan::copies(&hay, merged, &[], &[]).len();
+    eprintln!("copies {:?} ({n} findings)", t.elapsed());
 }

@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING, Any
 from memdedup.errors import InvalidInputError
 from memdedup.scope import readable_scope_path
 from memdedup.scrub import redact
+from memdedup.secret_memory import Rewrite, SecretMemory
 from memdedup.store import opening
 from memdedup.store.history import UPDATED, FactHistory
 from memdedup.store.records import (
@@ -72,6 +73,12 @@ __all__ = ["SQLiteGraphStore", "prefix_successor"]
 logger = logging.getLogger("memdedup.store")
 
 _MAX_CODE_POINT = 0x10FFFF
+# The text columns a newly remembered secret is redacted from, store-wide (memdedup.secret_memory).
+_SECRET_REWRITE = (
+    Rewrite("nodes", ("label", "properties")),
+    Rewrite("ledger", ("text",)),
+    Rewrite("revisions", ("text", "properties", "reason")),
+)
 
 _INSERT_NODE = (
     "INSERT INTO nodes (id, scope_path, tenant_id, layer, label, properties, importance, salience, origin, "
@@ -130,6 +137,7 @@ class SQLiteGraphStore(FactHistory):
             if not isinstance(flag, bool):
                 raise InvalidInputError(f"{name} must be True or False, not a {type(flag).__name__}")
         self._index: StoreLabelIndex | None = None
+        self._secrets: SecretMemory | None = None  # the store-wide secret memory: made on opening to write
         self._data_version = 0
         self.path = os.fspath(path)
         self.timeout = timeout
@@ -162,6 +170,10 @@ class SQLiteGraphStore(FactHistory):
                 self.schema_version = version or SCHEMA_VERSION
             else:
                 self.migrated_from = opening.configure(self._conn, self.path, self.timeout, self.transaction)
+                secrets = SecretMemory(self._conn)
+                with self.transaction():
+                    secrets.ensure_schema()
+                self._secrets = secrets
                 self.schema_version = SCHEMA_VERSION
             self._columns = node_columns(self.schema_version)
             if label_index:
@@ -217,6 +229,8 @@ class SQLiteGraphStore(FactHistory):
             yield
             return
         self._execute("BEGIN IMMEDIATE", doing="starting a write transaction")
+        if self._secrets is not None:
+            self._secrets.begin()  # other writers' secrets read once per transaction
         try:
             yield
         except BaseException:
@@ -229,6 +243,8 @@ class SQLiteGraphStore(FactHistory):
             raise
         if self._index is not None:
             self._index.committed()
+        if self._secrets is not None:
+            self._secrets.committed()  # a checkpoint after a rewrite
 
     def _rollback(self) -> None:
         # SQLite rolls some failures back itself (SQLITE_FULL can), and then there is nothing to undo.
@@ -240,6 +256,8 @@ class SQLiteGraphStore(FactHistory):
         if self._index is not None:
             # Whatever the transaction put in the index is rebuilt from the rolled-back database.
             self._index.rolled_back()
+        if self._secrets is not None:
+            self._secrets.rolled_back()
 
     # -- the label index -------------------------------------------------------------------------------
 
@@ -511,8 +529,8 @@ class SQLiteGraphStore(FactHistory):
             scope_path,
             _text("tenant id", getattr(scope, "tenant_id", "")),
             _text("layer", layer),
-            _text("label", label),
-            _properties_json(properties),
+            self.redact_secrets(_text("label", label)),  # what the store remembers as secret, redacted
+            self.redact_secrets(_properties_json(properties)),
             float(importance),
             float(salience),
             _text("origin", origin),
@@ -639,13 +657,35 @@ class SQLiteGraphStore(FactHistory):
                 entry.outcome,
                 entry.turn,
                 entry.layer,
-                _text("text", entry.text),
+                self.redact_secrets(_text("text", entry.text)),
                 entry.match_kind,
                 entry.match_score,
                 entry.source,
                 entry.ingested_at or _now(),
             ),
         )
+
+    # -- secret memory: once a secret, always a secret, store-wide --------------------------
+
+    def learn_secrets(self, secrets: Iterable[tuple[str, str]]) -> int:
+        """Remember each ``(value, kind)`` a turn's scrubbing found (those with enough entropy,
+        :mod:`memdedup.secret_memory`), and redact the earlier rows, ledger texts and transcript rows
+        that hold a newly remembered one, in the caller's transaction (or one of its own). Returns how
+        many values were new."""
+        assert self._secrets is not None
+        with self.transaction():
+            with database_errors(self.path, "remembering secrets"):
+                learned = self._secrets.learn(secrets, _SECRET_REWRITE)
+            if learned and self._index is not None:
+                self._index.invalidate()  # labels changed in place
+        return learned
+
+    def redact_secrets(self, text: str) -> str:
+        """``text`` with every value this store remembers as a secret redacted (what every write does)."""
+        if self._secrets is None:
+            return text
+        with database_errors(self.path, "reading remembered secrets"):
+            return self._secrets.redact(text)
 
     def ledger(self) -> list[LedgerEntry]:
         """Every applied record, in ``(scope_path, record_id)`` order."""

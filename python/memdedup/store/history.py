@@ -36,6 +36,7 @@ class _Store(Protocol):
     def transaction(self) -> AbstractContextManager[None]: ...
     def retract_node(self, scope: Any, node_id: str, *, reason: str = ...) -> bool: ...
     def _relabelled_in_index(self, node: StoredNode, before: tuple[str, str]) -> None: ...
+    def redact_secrets(self, text: str) -> str: ...
     def _statement(
         self,
         scope: Any,
@@ -159,9 +160,9 @@ class FactHistory:
                 node.scope_path,
                 node.id,
                 kind,
-                _text("text", text),
-                _properties_json(properties),
-                _text("reason", reason),
+                self.redact_secrets(_text("text", text)),
+                self.redact_secrets(_properties_json(properties)),
+                self.redact_secrets(_text("reason", reason)),
                 turn,
                 stated_at,
                 _text("source", source),
@@ -221,7 +222,7 @@ class FactHistory:
         salience, ``last_stated`` moves. The row keeps its id, owner, layer, place and creation time."""
         if not str(text).strip():
             raise InvalidInputError("a node needs a non-empty label")
-        new_text = _text("label", text)
+        new_text = self.redact_secrets(_text("label", text))
         with self.transaction():
             before = self._statement(scope, node_id, importance=importance, salience=salience, turn=turn)
             self._add_revision(
@@ -230,7 +231,7 @@ class FactHistory:
             sets, params = "label = ?", [new_text]
             if properties is not None:
                 sets += ", properties = ?"
-                params.append(_properties_json(properties))
+                params.append(self.redact_secrets(_properties_json(properties)))
             self._execute(
                 f"UPDATE nodes SET {sets} WHERE scope_path = ? AND id = ?",
                 (*params, before.scope_path, before.id),

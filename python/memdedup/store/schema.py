@@ -30,6 +30,8 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
+from memdedup.secret_memory import OWN_OBJECTS as SECRET_OBJECTS
+
 __all__ = [
     "APPLICATION_ID",
     "NODE_COLUMNS",
@@ -111,18 +113,21 @@ CREATE VIEW IF NOT EXISTS memories AS
     FROM nodes WHERE retracted_at IS NULL ORDER BY seq;
 """
 
-OWN_OBJECTS = frozenset(
-    {
-        "meta",
-        "nodes",
-        "ledger",
-        "revisions",
-        "memories",
-        "nodes_scope_layer_label",
-        "nodes_scope_label",
-        "nodes_stated",
-        "revisions_node",
-    }
+OWN_OBJECTS = (
+    frozenset(
+        {
+            "meta",
+            "nodes",
+            "ledger",
+            "revisions",
+            "memories",
+            "nodes_scope_layer_label",
+            "nodes_scope_label",
+            "nodes_stated",
+            "revisions_node",
+        }
+    )
+    | SECRET_OBJECTS
 )
 """Every schema object a memdedup store holds (of any version): a file holding anything else is not ours."""
 
