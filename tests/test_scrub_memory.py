@@ -1,4 +1,4 @@
-"""Once a secret, always a secret, store-wide (issue 36): the secret memory on a real SQLite connection,
+"""Once a secret, always a secret, store-wide: the secret memory on a real SQLite connection,
 and the write path that learns from every turn and redacts every later and earlier copy.
 
 The memory (:mod:`memdedup.secret_memory`) remembers HMAC-SHA256 digests of values with at least 64
@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from memdedup.ingest import ingest_file
+from memdedup.scope import Scope
 from memdedup.scrub import CredentialScrubber
 from memdedup.secret_memory import MIN_BITS, Rewrite, SecretMemory, pack_shapes
 from memdedup.store import SQLiteGraphStore
@@ -241,3 +242,26 @@ def test_one_turn_is_one_record_its_messages_and_ops_share_their_secrets(tmp_pat
     with SQLiteGraphStore(tmp_path / "s.db") as store:
         assert not [t for t in _everything(store) if OTHER in t]
     assert [o.text for o in report.records] == ["Dana typed [REDACTED:PASSWORD] at the prompt"]
+
+
+def test_a_learned_value_is_redacted_in_a_facts_history(tmp_path: Path) -> None:
+    """A row updated before its value was known as a secret keeps the old text as a revision; learning
+    the value later rewrites the revision too (its text, properties and reason)."""
+    turns = [
+        _turn(1, "noted", f"Dana pasted {SECRET} into the billing form"),
+        _turn(2, "noted", f"Dana pasted {SECRET} into the billing form on Monday morning"),
+        _turn(5, f"set api_key={SECRET} for billing", "The billing service needs an API key"),
+    ]
+    path = tmp_path / "turns.jsonl"
+    path.write_text("".join(json.dumps(t) + "\n" for t in turns), encoding="utf-8")
+    db = tmp_path / "store.db"
+    report = ingest_file(path, db)
+    assert [o.outcome for o in report.records][:2] == ["written", "updated"]
+    with SQLiteGraphStore(db) as store:
+        node = next(n for n in store.all_nodes() if "billing form" in n.label)
+        history = store.history(Scope.from_readable(node.scope), node.id)
+    assert [r.kind for r in history] == ["updated", "current"]
+    assert all(SECRET not in r.text + r.reason + json.dumps(r.properties) for r in history), history
+    assert "[REDACTED:API_KEY]" in history[0].text
+    assert SECRET.encode() not in db.read_bytes()
+
