@@ -264,4 +264,3 @@ def test_a_learned_value_is_redacted_in_a_facts_history(tmp_path: Path) -> None:
     assert all(SECRET not in r.text + r.reason + json.dumps(r.properties) for r in history), history
     assert "[REDACTED:API_KEY]" in history[0].text
     assert SECRET.encode() not in db.read_bytes()
-
