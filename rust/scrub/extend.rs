@@ -896,6 +896,44 @@ fn prose_key(hay: &[u8], ms: usize) -> (usize, usize) {
     (start, end)
 }
 
+/// The verbs that give a key its value with `to` (`set the password to X`, `changed my token to X`).
+const SETTING_VERBS: [&[u8]; 14] = [
+    b"set",
+    b"sets",
+    b"setting",
+    b"change",
+    b"changes",
+    b"changed",
+    b"changing",
+    b"reset",
+    b"resets",
+    b"update",
+    b"updates",
+    b"updated",
+    b"rotate",
+    b"rotated",
+];
+
+/// Whether the connector between a prose key and its value is a bare `to` that nothing before the key
+/// makes a setting (`a password to access them`, `secure token to django-rest-framework`,
+/// `passwords to use`): a purpose, not a value. Up to 6 words within 48 bytes before the key are
+/// read for one of [`SETTING_VERBS`].
+fn purpose_to(hay: &[u8], key: (usize, usize), value_at: usize) -> bool {
+    if !hay[key.1..value_at]
+        .trim_ascii()
+        .eq_ignore_ascii_case(b"to")
+    {
+        return false;
+    }
+    let from = key.0.saturating_sub(48);
+    !hay[from..key.0]
+        .split(|b| !b.is_ascii_alphabetic())
+        .filter(|w| !w.is_empty())
+        .rev()
+        .take(6)
+        .any(|w| SETTING_VERBS.iter().any(|v| w.eq_ignore_ascii_case(v)))
+}
+
 /// Whether a value in running text looks like a token: 20+ bytes, or 12+ with a letter and a digit
 /// (so "the key is Ctrl+Shift+P" and "the token is invalid" stay).
 fn looks_like_token(v: &[u8]) -> bool {
@@ -946,6 +984,9 @@ pub fn prose(
         return None;
     }
     let class = keys.classify(&hay[key.0..key.1])?;
+    if purpose_to(hay, key, value_at) {
+        return None;
+    }
     let passphrase = hay[key.0..key.1]
         .to_ascii_lowercase()
         .starts_with(b"passphrase");

@@ -16,7 +16,7 @@ use super::catalogue::{Catalogue, Check, Extend, Rule};
 use super::extend::{self, Cover, Memo, Value};
 use super::keys::{KeyClass, KeyPolicy};
 use super::shapes;
-use super::values::ValuePolicy;
+use super::values::{made_of_words, ValuePolicy};
 
 /// How every placeholder starts (`[REDACTED:KIND]`).
 pub const PLACEHOLDER: &[u8] = b"[REDACTED:";
@@ -898,7 +898,8 @@ impl Detector {
         if rule.placeholder && self.values.is_placeholder(secret) {
             return None;
         }
-        if rule.generated && !self.values.looks_generated(secret) {
+        if rule.generated && (!self.values.looks_generated(secret) || made_of_words(secret, false))
+        {
             return None;
         }
         if rule.mixed && !(has(b'A'..=b'Z') && has(b'a'..=b'z') && has(b'0'..=b'9')) {

@@ -185,6 +185,101 @@ fn is_wordy_piece(piece: &[u8]) -> bool {
         })
 }
 
+/// Whether `word` (letters) reads as a word, not random letters: a lowercase run of 4+ letters is at
+/// least a quarter vowels (`y` counts) with no run of more than 3 consonants; an uppercase run (an
+/// acronym) is at most 6 letters.
+fn reads_as_word(word: &[u8], upper: bool) -> bool {
+    if upper {
+        return word.len() <= 6;
+    }
+    if word.len() < 4 {
+        return true;
+    }
+    let vowel = |b: u8| {
+        matches!(
+            b.to_ascii_lowercase(),
+            b'a' | b'e' | b'i' | b'o' | b'u' | b'y'
+        )
+    };
+    let (mut run, mut longest, mut vowels) = (0usize, 0usize, 0usize);
+    for &b in word {
+        run = if vowel(b) { 0 } else { run + 1 };
+        vowels += usize::from(vowel(b));
+        longest = longest.max(run);
+    }
+    longest <= 3 && 4 * vowels >= word.len()
+}
+
+/// A value made of words (a name, a slug, a title), not a generated one: pieces split at
+/// `/ - _ . : @ +`, each made of humps of 2+ letters (`booking`, `DataCrawler`, `herosAPI`,
+/// `GENerator`: an acronym, then capitalised or lowercase words) that each read as a word, words of
+/// 4+ letters holding at least half the letters. With `digits` (a value judged on weak evidence: is it
+/// random?), it takes 2+ pieces and a piece of letters may end in up to 4 digits
+/// (`DataCrawler/booking-com15`); without, a sentence's mark after the value is not part of it
+/// (`Password Databases!`). A random value fails at a one-letter hump, a digit inside a piece or a
+/// run of consonants (`wJalrXUtn`, `K7MDENG`, `Zq8vH5jK`); a password of words at its number or its
+/// symbol (`tukaka_niro.528!`). Of random 12-character values over `[A-Za-z0-9_-]`, about 1 in
+/// 1,000 reads as words (`tests/test_scrub_classes.py`).
+pub fn made_of_words(value: &[u8], digits: bool) -> bool {
+    let v = trim_ascii(value);
+    let v = match v {
+        [rest @ .., b'.' | b',' | b'!' | b'?' | b';' | b':'] if !digits => rest,
+        _ => v,
+    };
+    if v.is_empty() || v.len() > SHAPE_MAX {
+        return false;
+    }
+    let separator = |b: &u8| matches!(b, b'/' | b'-' | b'_' | b'.' | b':' | b'@' | b'+');
+    if digits && v.split(separator).filter(|p| !p.is_empty()).count() < 2 {
+        return false;
+    }
+    let (mut letters, mut in_words) = (0usize, 0usize);
+    for piece in v.split(separator) {
+        let count = piece.iter().take_while(|b| b.is_ascii_alphabetic()).count();
+        let (alpha, tail) = piece.split_at(count);
+        let number = tail.len() <= 4 && tail.iter().all(u8::is_ascii_digit);
+        if !tail.is_empty() && !(digits && !alpha.is_empty() && number) {
+            return false;
+        }
+        letters += alpha.len();
+        if alpha.len() == 1 {
+            continue;
+        }
+        let mut i = 0;
+        while i < alpha.len() {
+            let uppers = alpha[i..]
+                .iter()
+                .take_while(|b| b.is_ascii_uppercase())
+                .count();
+            let lowers = alpha[i + uppers..]
+                .iter()
+                .take_while(|b| b.is_ascii_lowercase())
+                .count();
+            // `GENerator`: the acronym `GE`, then `Nerator` (an acronym's last capital starts the
+            // next word when lowercase letters follow).
+            let (acronym, word) = if lowers == 0 {
+                (uppers, 0)
+            } else {
+                (uppers.saturating_sub(1), usize::from(uppers > 0) + lowers)
+            };
+            if acronym == 1 || (acronym > 0 && !reads_as_word(&alpha[i..i + acronym], true)) {
+                return false;
+            }
+            let at = i + acronym;
+            if word > 0
+                && (word < 2 || !reads_as_word(&alpha[at..at + word].to_ascii_lowercase(), false))
+            {
+                return false;
+            }
+            if word >= 4 {
+                in_words += word;
+            }
+            i = at + word;
+        }
+    }
+    2 * in_words >= letters
+}
+
 /// An identifier written the way code names things: `snake_case`, `SCREAMING_SNAKE`, whose pieces
 /// (split at `_`) are each letters of one case or digits only: a name, not a value. (A kebab-case
 /// value is not one: `opaque-value-42` is a value.)
@@ -512,6 +607,10 @@ impl ValuePolicy {
         if !class.digits_are_secret() && self.is_small_number(value) {
             return true;
         }
+        // A PIN has digits: a word after `pin` (`GridPin: addresses to coordinates`) is none.
+        if class == KeyClass::Pin && !value.iter().any(u8::is_ascii_digit) {
+            return true;
+        }
         if quoted {
             return false;
         }
@@ -540,7 +639,7 @@ impl ValuePolicy {
         if letters == 0 || (digits == 0 && symbols < 2) {
             return false;
         }
-        if entropy(v) < 3.0 {
+        if entropy(v) < 3.0 || made_of_words(v, true) {
             return false;
         }
         if digits > 0 && digits <= 2 && symbols == 0 {

@@ -617,6 +617,19 @@ def _prose_key(d: bytes, ms: int) -> tuple[int, int]:
     return start, end
 
 
+_SETTING_VERBS = frozenset(
+    b"set sets setting change changes changed changing reset resets update updates updated rotate rotated".split()
+)
+
+
+def _purpose_to(d: bytes, key: tuple[int, int], value_at: int) -> bool:
+    """extend.rs purpose_to."""
+    if d[key[1] : value_at].strip(b" \t\n\x0c\r").lower() != b"to":
+        return False
+    words = [w for w in re.split(rb"[^A-Za-z]", d[max(key[0] - 48, 0) : key[0]]) if w]
+    return not any(w.lower() in _SETTING_VERBS for w in words[-6:])
+
+
 def _looks_like_token(d: bytes, s: int, e: int) -> bool:
     """extend.rs looks_like_token."""
     if e - s >= 20:
@@ -651,7 +664,7 @@ def prose(
     if (key[0] > 0 and (is_alnum(before) or before == 0x5F)) or _in_placeholder(d, key[0]):
         return None
     kind = keys.classify(d[key[0] : key[1]])
-    if kind is None:
+    if kind is None or _purpose_to(d, key, value_at):
         return None
     clause = d[key[0] : key[1]].lower().startswith(b"passphrase")
     if cover is not None and cover.holds(value_at, not _opens_quote(d, value_at), clause, False):

@@ -24,7 +24,7 @@ from memdedup._scrub_py._bytes import (
 from memdedup._scrub_py.catalogue import Rule, compile_rule
 from memdedup._scrub_py.extend import Cover, Memo, Value
 from memdedup._scrub_py.keys import KeyPolicy
-from memdedup._scrub_py.values import ValuePolicy
+from memdedup._scrub_py.values import ValuePolicy, made_of_words
 
 MAX_RUN_BEFORE = 32
 
@@ -538,7 +538,9 @@ class PyDetector:
             return None
         if rule.placeholder and self.values.is_placeholder_at(d, start, end):
             return None
-        if rule.generated and not self.values.looks_generated_at(d, start, end):
+        if rule.generated and (
+            not self.values.looks_generated_at(d, start, end) or made_of_words(d[start:end], False)
+        ):
             return None
         if rule.mixed and not (has(0x41, 0x5A) and has(0x61, 0x7A) and has(0x30, 0x39)):
             return None

@@ -114,6 +114,70 @@ def _is_wordy_piece(piece: bytes) -> bool:
     return True
 
 
+def _reads_as_word(word: bytes, upper: bool) -> bool:
+    """values.rs reads_as_word."""
+    if upper:
+        return len(word) <= 6
+    if len(word) < 4:
+        return True
+    run = longest = vowels = 0
+    for b in word:
+        vowel = b in b"aeiouy"
+        run = 0 if vowel else run + 1
+        vowels += vowel
+        longest = max(longest, run)
+    return longest <= 3 and 4 * vowels >= len(word)
+
+
+_SEPARATOR = re.compile(rb"[/\-_.:@+]")
+
+
+def made_of_words(value: bytes, digits: bool) -> bool:
+    """values.rs made_of_words."""
+    s, e = strip(value, 0, len(value))
+    v = value[s:e]
+    if v and v[-1] in b".,!?;:" and not digits:
+        v = v[:-1]
+    if not v or len(v) > SHAPE_MAX:
+        return False
+    pieces = _SEPARATOR.split(v)
+    if digits and sum(1 for p in pieces if p) < 2:
+        return False
+    letters = in_words = 0
+    for piece in pieces:
+        count = 0
+        while count < len(piece) and (is_upper(piece[count]) or is_lower(piece[count])):
+            count += 1
+        alpha, tail = piece[:count], piece[count:]
+        number = len(tail) <= 4 and all(is_digit(b) for b in tail)
+        if tail and not (digits and alpha and number):
+            return False
+        letters += len(alpha)
+        if len(alpha) == 1:
+            continue
+        i = 0
+        while i < len(alpha):
+            uppers = 0
+            while i + uppers < len(alpha) and is_upper(alpha[i + uppers]):
+                uppers += 1
+            lowers = 0
+            while i + uppers + lowers < len(alpha) and is_lower(alpha[i + uppers + lowers]):
+                lowers += 1
+            if lowers == 0:
+                acronym, word = uppers, 0
+            else:
+                acronym, word = max(uppers - 1, 0), (1 if uppers > 0 else 0) + lowers
+            if acronym == 1 or (acronym > 0 and not _reads_as_word(alpha[i : i + acronym], True)):
+                return False
+            at = i + acronym
+            if word > 0 and (word < 2 or not _reads_as_word(alpha[at : at + word].lower(), False)):
+                return False
+            if word >= 4:
+                in_words += word
+            i = at + word
+    return 2 * in_words >= letters
+
+
 def _is_plain_identifier(v: bytes) -> bool:
     if not v or not (is_upper(v[0]) or is_lower(v[0]) or v[0] == 0x5F):
         return False
@@ -283,6 +347,8 @@ class ValuePolicy:
             return True
         if not digits_are_secret(kind) and self.is_small_number_at(d, s, e):
             return True
+        if kind == "PIN" and not any(is_digit(b) for b in d[s:e]):
+            return True
         if quoted:
             return False
         return self.is_reference_at(d, s, e) or (
@@ -302,7 +368,7 @@ class ValuePolicy:
         symbols = len(v) - letters - digits - separators
         if letters == 0 or (digits == 0 and symbols < 2):
             return False
-        if entropy(v) < 3.0:
+        if entropy(v) < 3.0 or made_of_words(v, True):
             return False
         if 0 < digits <= 2 and symbols == 0:
             total = changes = 0
