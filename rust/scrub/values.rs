@@ -238,7 +238,9 @@ pub fn made_of_words(value: &[u8], digits: bool) -> bool {
         let count = piece.iter().take_while(|b| b.is_ascii_alphabetic()).count();
         let (alpha, tail) = piece.split_at(count);
         let number = tail.len() <= 4 && tail.iter().all(u8::is_ascii_digit);
-        if !tail.is_empty() && !(digits && !alpha.is_empty() && number) {
+        // Digits end a piece of letters only where `digits` allows them.
+        let tail_ok = tail.is_empty() || (digits && !alpha.is_empty() && number);
+        if !tail_ok {
             return false;
         }
         letters += alpha.len();
