@@ -618,7 +618,8 @@ def _prose_key(d: bytes, ms: int) -> tuple[int, int]:
 
 
 _SETTING_VERBS = frozenset(
-    b"set sets setting change changes changed changing reset resets update updates updated rotate rotated".split()
+    b"set sets setting change changes changed changing".split()
+    + b"reset resets update updates updated rotate rotated".split()
 )
 
 
