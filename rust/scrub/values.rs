@@ -588,16 +588,8 @@ impl ValuePolicy {
     /// giving it: it starts with a leader word (`see the wiki`, `ask Dana`, `all green`, `same as
     /// staging`, `the one from yesterday`). `first` is its first word.
     pub fn is_prose_lead(&self, first: &[u8]) -> bool {
-        let w = trim_ascii(first);
-        let w = match w {
-            [rest @ .., b'.' | b',' | b'!' | b'?' | b':' | b';'] => rest,
-            _ => w,
-        };
-        if w.len() > self.longest {
-            return false;
-        }
-        let lower = String::from_utf8_lossy(w).to_ascii_lowercase();
-        self.prose_leaders.contains(&lower)
+        self.listed_word(first)
+            .is_some_and(|lower| self.prose_leaders.contains(&lower))
     }
 
     /// Whether a credential-named key of `class` keeps `value`. `quoted`: the value was written as a
@@ -664,17 +656,20 @@ impl ValuePolicy {
 
     /// A word that describes rather than reveals, after "password is".
     pub fn is_prose_stopword(&self, word: &[u8]) -> bool {
+        self.listed_word(word).is_some_and(|lower| {
+            self.prose_stopwords.contains(&lower) || self.placeholders.contains(&lower)
+        })
+    }
+
+    /// `word` as the word lists hold it (blanks and one sentence's mark after it dropped, lower case),
+    /// or None when it is longer than every listed word: each is ASCII, so a longer word is none of them
+    /// (and lower-casing all of a long value, once per key, would cost its length each time).
+    fn listed_word(&self, word: &[u8]) -> Option<String> {
         let w = trim_ascii(word);
         let w = match w {
             [rest @ .., b'.' | b',' | b'!' | b'?' | b':' | b';'] => rest,
             _ => w,
         };
-        // Every stop word and placeholder word is ASCII: a longer word is none of them (and lower-
-        // casing all of a long value, once per key, would cost its length each time).
-        if w.len() > self.longest {
-            return false;
-        }
-        let lower = String::from_utf8_lossy(w).to_ascii_lowercase();
-        self.prose_stopwords.contains(&lower) || self.placeholders.contains(&lower)
+        (w.len() <= self.longest).then(|| String::from_utf8_lossy(w).to_ascii_lowercase())
     }
 }
