@@ -14,7 +14,7 @@ Corpora, generated deterministically from the bundled label sample (real one-lin
 
 Figures: MB/s (the best of --rounds) of ``CredentialScrubber.scrub_text`` on the compiled core (and,
 ``+lookup``, followed by the store-wide lookup of :mod:`memdedup.secret_memory` with 64 secrets
-remembered: what a store's write costs since issue 36), of the
+remembered: what a store's write costs since it remembers secrets), of the
 pure-Python fallback (the same catalogue through ``re``, on --python-kb), and of detect-secrets 1.5's
 ``scan_line`` over the same text line by line with its default plugins (--peer-kb: it is slow). The
 peer only detects (no spans, no redaction), so its figure is an upper bound for a scrubber built on it.
@@ -215,7 +215,7 @@ def best_seconds(fn: Callable[[], object], rounds: int) -> float:
 
 
 def store_lookup() -> Callable[[str], str] | None:
-    """The store-wide lookup of a store that remembers 64 random secrets (issue 36), or None on a build
+    """The store-wide lookup of a store that remembers 64 random secrets, or None on a build
     without it."""
     try:
         from memdedup.secret_memory import SecretMemory

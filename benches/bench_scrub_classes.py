@@ -3,7 +3,7 @@ detect-secrets.
 
     python benches/bench_scrub_classes.py [--seed 0] [--per-class 0] [--examples 0] [--json]
 
-Every vector is generated here, from the classes of issue 36 and the grammars the rules document (no
+Every vector is generated here, from the classes of shapes other scanners' suites know and the grammars the rules document (no
 other scanner's test file is read or copied): each class of shape is written in many contexts (chat,
 code, config, logs, JSON strings, URLs, quoted, glued, repeated), with random secrets of the class's
 alphabet, and each class has clean negatives: references, placeholders, paths, identifiers, prose,
@@ -21,7 +21,7 @@ Figures per class:
 The ``record`` class holds the texts of one record (a label, its properties' values, the turn's chat
 messages): the secret is said with its key in one of them and repeated bare in another. It is scrubbed
 with :meth:`CredentialScrubber.scrub_record` where the build has it, else text by text (the build
-before issue 36). Run it with each build's venv to compare them (docs/scrub.md has the figures).
+before the every-copy work). Run it with each build's venv to compare them (docs/scrub.md has the figures).
 """
 
 from __future__ import annotations
