@@ -246,6 +246,19 @@ def test_a_secret_is_scrubbed_before_the_inner_store_writes_it(stores: Stores) -
     assert TOKEN not in str([h.value for h in s.history(NS, "m")])
 
 
+def test_a_secret_found_in_one_field_is_redacted_in_every_copy_of_the_value(stores: Stores) -> None:
+    """A put's value is one record: a password given under its key and repeated bare in the text (where
+    nothing marks it) is redacted in both, and in the history entry when the value is replaced."""
+    s, inner, store = wrap(stores)
+    secret = "Qv7-tukaka-Niro-528x"
+    s.put(NS, "m", {"content": f"I typed {secret} at the login prompt", "meta": {"password": secret}})
+    stored = inner.get(NS, "m").value
+    assert secret not in str(stored), stored
+    assert "[REDACTED:PASSWORD]" in stored["content"]
+    s.put(NS, "m", {"content": "the login prompt takes a passkey now"})
+    assert secret not in str([h.value for h in s.history(NS, "m")])
+
+
 def test_a_secret_never_reaches_the_embedding_function(memory_stores: Stores) -> None:
     stores = memory_stores
     seen: list[str] = []

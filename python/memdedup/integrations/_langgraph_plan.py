@@ -346,7 +346,7 @@ class Plan:
         """The history entry of ``key``'s replaced value ``old`` (see :func:`history_entry`)."""
         scrubber = self._settings.scrubber
         if scrubber is not None and isinstance(old, Mapping):
-            old = scrubber.scrub_properties(old).properties
+            old = scrubber.for_record(old).scrub_properties(old).properties
         return history_entry(namespace, key, old)
 
     @staticmethod

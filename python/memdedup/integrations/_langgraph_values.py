@@ -193,7 +193,8 @@ def prepare(value: Mapping[str, Any], text_of: TextOf, scrubber: CredentialScrub
             "store that entry under another key"
         )
     if scrubber is not None:
-        scrubbed = scrubber.scrub_properties(value)
+        # The value is one record: a secret found anywhere in it is redacted in every copy.
+        scrubbed = scrubber.for_record(value).scrub_properties(value)
         clean, redactions, dropped = scrubbed.properties, scrubbed.redactions, scrubbed.dropped_keys
     else:
         clean, redactions, dropped = dict(value), (), ()

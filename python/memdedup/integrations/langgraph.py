@@ -465,7 +465,7 @@ class DedupStore(BaseStore):
             return False
         value = without_mark(item.value)
         if self._settings.scrubber is not None:
-            value = self._settings.scrubber.scrub_properties(value).properties
+            value = self._settings.scrubber.for_record(value).scrub_properties(value).properties
         index = mark.get("index")
         if not (
             index is None
