@@ -3,11 +3,11 @@ detect-secrets.
 
     python benches/bench_scrub_classes.py [--seed 0] [--per-class 0] [--examples 0] [--json]
 
-Every vector is generated here, from the classes of shapes other scanners' suites know and the grammars the rules document (no
-other scanner's test file is read or copied): each class of shape is written in many contexts (chat,
-code, config, logs, JSON strings, URLs, quoted, glued, repeated), with random secrets of the class's
-alphabet, and each class has clean negatives: references, placeholders, paths, identifiers, prose,
-public keys, fingerprints, hashes and labelled ids, in the same contexts.
+Every vector is generated here, from the classes of shapes other scanners' suites know and the
+grammars the rules document (no other scanner's test file is read or copied): each class of shape is
+written in many contexts (chat, code, config, logs, JSON strings, URLs, quoted, glued, repeated), with
+random secrets of the class's alphabet, and each class has clean negatives: references, placeholders,
+paths, identifiers, prose, public keys, fingerprints, hashes and labelled ids, in the same contexts.
 
 Figures per class:
 

@@ -249,7 +249,7 @@ def test_a_secret_is_scrubbed_before_the_inner_store_writes_it(stores: Stores) -
 def test_a_secret_found_in_one_field_is_redacted_in_every_copy_of_the_value(stores: Stores) -> None:
     """A put's value is one record: a password given under its key and repeated bare in the text (where
     nothing marks it) is redacted in both, and in the history entry when the value is replaced."""
-    s, inner, store = wrap(stores)
+    s, inner, _store = wrap(stores)
     secret = "Qv7-tukaka-Niro-528x"
     s.put(NS, "m", {"content": f"I typed {secret} at the login prompt", "meta": {"password": secret}})
     stored = inner.get(NS, "m").value

@@ -232,12 +232,13 @@ class _Partition:
 
         Performance: the index's queries are most of the time (a scan of the length window), and they
         release the GIL, so the rows of a batch are looked up on two threads at once against the index as
-        it stood when the batch began (``benches/bench_consolidate.py``, 841,708 labels in one scope, a dry
-        run on this project's 2-core machine: 130 s looked up one row at a time, 117 s in batches of 16 on
-        two threads; docs/perf.md). The batch's answers are then made exact one row at a time: a row's first match is the
-        oldest of the looked-up match (when its text has not changed since) and of the batch's own changes
-        before it (rows inserted or relabelled since the batch began), decided in one call into the core;
-        when the looked-up match itself was relabelled, the row is looked up again.
+        it stood when the batch began (``benches/bench_consolidate.py``, 841,708 labels in one scope, a
+        dry run on this project's 2-core machine: 130 s looked up one row at a time, 117 s in batches of
+        16 on two threads; docs/perf.md). The batch's answers are then made exact one row at a time: a
+        row's first match is the oldest of the looked-up match (when its text has not changed since) and
+        of the batch's own changes before it (rows inserted or relabelled since the batch began), decided
+        in one call into the core; when the looked-up match itself was relabelled, the row is looked up
+        again.
         """
         current: list[int] = []
         n = len(self.rows)
