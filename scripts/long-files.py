@@ -21,7 +21,6 @@ KNOWN = {
     "its mirror _scrub_py/scan.py, file for file",
     "rust/scrub/extend.rs": "value reading, assignments, prose and key blocks; splits with its mirror "
     "_scrub_py/extend.py, file for file",
-    "python/memdedup/ingest.py": "the write-path work rewrites it; its turn and report types move out",
     "python/memdedup/operations.py": "the write-path work rewrites it",
     "python/memdedup/dask.py": "the Dask work rewrites it",
     "tests/test_parity_core.py": "one contract per section; splits with the tests/ regrouping",
