@@ -8,7 +8,8 @@ scales:
 1. it builds the input at ``SCALE = 1`` and runs the call under an alarm of ``min_seconds``
    (``SIGALRM``, whose Python handler raises :class:`LastedLongEnough`; the core delivers it as it
    delivers any signal handler's exception, so a call that polls for Ctrl-C stops there too);
-2. a call that returns before the alarm is too short: the input is rebuilt at ``SCALE * growth`` and
+2. a call that returns before the alarm is too short: the input is rebuilt at a larger ``SCALE`` (by
+   what the run took, aiming at twice the alarm; at least ``growth`` and at most 64 times larger) and
    measured again, at most ``rounds`` times (then the probe fails: "never lasted");
 3. once a run is stopped by the alarm, the child says it is ready and starts the same call on the same
    input; the parent sends SIGINT ``after`` seconds later, a fraction of the time the call was measured
@@ -67,8 +68,13 @@ def lasting(build, call, *, min_seconds, growth, rounds):
                 return scale, data
             finally:
                 _signal.setitimer(_signal.ITIMER_REAL, 0)
-            _say(kind="too-short", scale=scale, seconds=round(_time.monotonic() - began, 3))
-            scale *= growth
+            took = _time.monotonic() - began
+            _say(kind="too-short", scale=scale, seconds=round(took, 3))
+            # Aim at twice the alarm from what this run took (calls grow at least linearly with SCALE),
+            # by at least growth and at most 64 times a round: a fast machine that ran the last
+            # round in 0.98 of the alarm gets there in one more round, not after the rounds run out.
+            aim = int(2 * min_seconds / took) + 1 if took > 0 else 64
+            scale *= max(growth, min(aim, 64))
     finally:
         _signal.signal(_signal.SIGALRM, previous)
     _say(kind="never-lasted", scale=scale)
