@@ -106,6 +106,9 @@ def test_for_record_reads_anything_and_never_raises(scrubber: CredentialScrubber
         deep = [deep]
     record = scrubber.for_record(None, 3, deep, {1: object()}, (f"api_key={TOKEN}",))
     assert record.scrub_text(TOKEN).text == "[REDACTED:API_KEY]"
+    # A credential-named property holding an int past Python's digit limit (str() raises ValueError).
+    huge = scrubber.for_record({"pin": 10**5000, "password": 84_217_905})
+    assert [secret.value for secret in huge.secrets] == ["84217905"]
 
 
 def test_extraction_scrubs_one_outputs_ops_as_one_record() -> None:

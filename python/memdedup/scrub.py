@@ -28,6 +28,7 @@ Scrubbing is idempotent: a placeholder never matches a rule, so ``scrub(scrub(x)
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import re
 import tomllib
@@ -423,7 +424,9 @@ class CredentialScrubber:
                         and isinstance(item, str | int | float)
                         and not isinstance(item, bool)
                     ):
-                        note(clean_text(str(item)), "assignment", dropped)
+                        # An int past Python's digit limit has no text to search for (str raises).
+                        with contextlib.suppress(ValueError):
+                            note(clean_text(_number_or_str(item)), "assignment", dropped)
                     visit(item, depth + 1)
             elif isinstance(value, list | tuple):
                 for item in value:
@@ -567,6 +570,14 @@ def redact(value: object, width: int | None = None, *, pii: bool = False) -> str
     """:meth:`CredentialScrubber.redact` with the default scrubber: ``value`` scrubbed, then cut to
     ``width``, for messages, logs and reports that echo input."""
     return _default_scrubber(pii).redact(value, width)
+
+
+def _number_or_str(value: str | int | float) -> str:
+    """A str's own text, or a number's as str() writes it (the exact types: a subclass's ``__str__``
+    is not run)."""
+    if isinstance(value, str):
+        return str.__str__(value)
+    return int.__repr__(value) if isinstance(value, int) else float.__repr__(value)
 
 
 def _safe_str(value: object) -> str:
