@@ -919,10 +919,8 @@ const SETTING_VERBS: [&[u8]; 14] = [
 /// `passwords to use`): a purpose, not a value. Up to 6 words within 48 bytes before the key are
 /// read for one of [`SETTING_VERBS`].
 fn purpose_to(hay: &[u8], key: (usize, usize), value_at: usize) -> bool {
-    if !hay[key.1..value_at]
-        .trim_ascii()
-        .eq_ignore_ascii_case(b"to")
-    {
+    let between = hay.get(key.1..value_at).unwrap_or_default();
+    if !between.trim_ascii().eq_ignore_ascii_case(b"to") {
         return false;
     }
     let from = key.0.saturating_sub(48);
