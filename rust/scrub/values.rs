@@ -282,6 +282,17 @@ pub fn made_of_words(value: &[u8], digits: bool) -> bool {
     2 * in_words >= letters
 }
 
+/// A call the value's reader cut after its first argument (at the comma): a method or a snake_case
+/// function (`self.register(fileobj`, `Reg.read_keys(HKCU`, `base64.b64encode(user_passwd.`), then
+/// one name. A name without `.` or `_` before the bracket (`Summer(Time`) may be a password.
+fn cut_call(name: &[u8], argument: &[u8]) -> bool {
+    name.iter().any(|&b| b == b'.' || b == b'_')
+        && argument.first().is_some_and(|&b| is_ident_start(b))
+        && argument
+            .iter()
+            .all(|&b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.')
+}
+
 /// An identifier written the way code names things: `snake_case`, `SCREAMING_SNAKE`, whose pieces
 /// (split at `_`) are each letters of one case or digits only: a name, not a value. (A kebab-case
 /// value is not one: `opaque-value-42` is a value.)
@@ -447,6 +458,10 @@ impl ValuePolicy {
     /// number followed by `%` (a share, not a secret).
     pub fn is_small_number(&self, value: &[u8]) -> bool {
         let v = trim_ascii(value);
+        // A 32-bit constant written in hex (`0x08074b50`): a magic number, not a secret.
+        if let [b'0', b'x' | b'X', digits @ ..] = v {
+            return (1..=8).contains(&digits.len()) && digits.iter().all(u8::is_ascii_hexdigit);
+        }
         // The integer part has at most max_kept_digits digits: look for its dot no further.
         let head = &v[..v.len().min(self.max_kept_digits + 1)];
         if !head.contains(&b'.') && v.len() > self.max_kept_digits {
@@ -572,7 +587,9 @@ impl ValuePolicy {
                 // is random punctuation, not code.
                 if named
                     && matches!(v.get(name_len), Some(b'(' | b'['))
-                    && (name_len + 1 == v.len() || nests(&v[name_len..]))
+                    && (name_len + 1 == v.len()
+                        || nests(&v[name_len..])
+                        || cut_call(name, &v[name_len + 1..]))
                 {
                     return true;
                 }

@@ -17,6 +17,7 @@ from memdedup._scrub_py.keys import digits_are_secret
 _HEAD = 32
 TEMPLATE_MAX = 256
 SHAPE_MAX = 256
+_HEX = re.compile(rb"[0-9A-Fa-f]+")
 _DIGITS = re.compile(rb"[0-9]+")
 _IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -178,6 +179,16 @@ def made_of_words(value: bytes, digits: bool) -> bool:
     return 2 * in_words >= letters
 
 
+def _cut_call(name: bytes, argument: bytes) -> bool:
+    """values.rs cut_call."""
+    return (
+        (b"." in name or b"_" in name)
+        and bool(argument)
+        and (is_upper(argument[0]) or is_lower(argument[0]) or argument[0] == 0x5F)
+        and all(is_alnum(b) or b in b"_." for b in argument)
+    )
+
+
 def _is_plain_identifier(v: bytes) -> bool:
     if not v or not (is_upper(v[0]) or is_lower(v[0]) or v[0] == 0x5F):
         return False
@@ -248,6 +259,8 @@ class ValuePolicy:
 
     def is_small_number_at(self, d: bytes, s: int, e: int) -> bool:
         s, e = strip(d, s, e)
+        if d[s : s + 2] in (b"0x", b"0X"):
+            return 1 <= e - s - 2 <= 8 and _HEX.fullmatch(d, s + 2, e) is not None
         dot = d.find(b".", s, min(e, s + self.max_kept_digits + 1))
         if dot < 0:
             return 0 < e - s <= self.max_kept_digits and d[s:e].isdigit()
@@ -324,7 +337,7 @@ class ValuePolicy:
         if (
             named
             and v[name_len : name_len + 1] in (b"(", b"[")
-            and (name_len + 1 == len(v) or _nests(v[name_len:]))
+            and (name_len + 1 == len(v) or _nests(v[name_len:]) or _cut_call(name, v[name_len + 1 :]))
         ):
             return True
         if named and name[0] == 0x24 and v.startswith(b"->", name_len):
