@@ -827,9 +827,23 @@ pub fn assignment(
 }
 
 /// Whether an unquoted value names the thing its key names rather than holding it: a CamelCase name
-/// holding the key's last word (`pass: PassThroughHandler`, `apiKey: ApiKeyAuth`).
+/// holding the key's last word (`pass: PassThroughHandler`, `apiKey: ApiKeyAuth`), or, in code, the
+/// key's last word itself (`self.pwd = pwd`, `pw = pw + c`, `open(member, pwd=pwd)`).
 fn names_its_key(hay: &[u8], key: (usize, usize), value: &Value, keys: &KeyPolicy) -> bool {
     let text = &hay[value.start..value.end];
+    if text.len() <= 64
+        && text
+            .first()
+            .is_some_and(|&b| b.is_ascii_alphabetic() || b == b'_')
+    {
+        let words = keys.words(&hay[key.0..key.1]);
+        if words
+            .last()
+            .is_some_and(|w| w.len() >= 2 && text.eq_ignore_ascii_case(w.as_bytes()))
+        {
+            return true;
+        }
+    }
     let camel = text.len() <= 64
         && text.first().is_some_and(u8::is_ascii_uppercase)
         && text.iter().all(u8::is_ascii_alphabetic)

@@ -591,6 +591,10 @@ def assignment(
 def _names_its_key(d: bytes, key: tuple[int, int], value: Value, keys: KeyPolicy) -> bool:
     """extend.rs names_its_key."""
     text = d[value.start : value.end]
+    if len(text) <= 64 and text and (is_upper(text[0]) or is_lower(text[0]) or text[0] == 0x5F):
+        words = keys.words(d[key[0] : key[1]])
+        if words and len(words[-1]) >= 2 and text.lower() == words[-1].encode().lower():
+            return True
     camel = (
         len(text) <= 64
         and bool(text)
