@@ -455,6 +455,7 @@ class _Run:
         )
         self.stop_requested = False
         self._previous_handler: Any = None
+        self._remembered = 0  # how many secrets the store remembered when the run began
 
     def __enter__(self) -> _Run:
         # Ctrl-C asks the run to stop at the next turn boundary, when the run may take the signal: in the
@@ -463,7 +464,14 @@ class _Run:
             signal.getsignal(signal.SIGINT) is signal.default_int_handler
         ):
             self._previous_handler = signal.signal(signal.SIGINT, self._on_interrupt)
+        self._remembered = self._secrets_remembered()
         return self
+
+    def _secrets_remembered(self) -> int:
+        try:
+            return self.store.secrets_remembered()
+        except MemdedupError:
+            return -1
 
     def _on_interrupt(self, _signum: int, _frame: FrameType | None) -> None:
         if self.stop_requested:
@@ -522,18 +530,20 @@ class _Run:
     def __exit__(self, exc_type: Any, exc: BaseException | None, _tb: Any) -> None:
         if self._previous_handler is not None:
             signal.signal(signal.SIGINT, self._previous_handler)
-        # A value a later turn taught the store is a secret is redacted in earlier records too.
-        redact_secrets = self.store.redact_secrets
-        with contextlib.suppress(MemdedupError):
-            self.report.records[:] = [
-                replace(
-                    r,
-                    text=redact_secrets(r.text),
-                    stored_text=redact_secrets(r.stored_text),
-                    change=redact_secrets(r.change),
-                )
-                for r in self.report.records
-            ]
+        # A value a later turn taught the store is a secret is redacted in earlier records too (only
+        # when the run taught the store something: each record's texts are looked up again).
+        if self._secrets_remembered() != self._remembered:
+            redact_secrets = self.store.redact_secrets
+            with contextlib.suppress(MemdedupError):
+                self.report.records[:] = [
+                    replace(
+                        r,
+                        text=redact_secrets(r.text),
+                        stored_text=redact_secrets(r.stored_text),
+                        change=redact_secrets(r.change),
+                    )
+                    for r in self.report.records
+                ]
         if self.owned:
             self.store.close()
         if isinstance(exc, StoreError):

@@ -680,6 +680,13 @@ class SQLiteGraphStore(FactHistory):
                 self._index.invalidate()  # labels changed in place
         return learned
 
+    def secrets_remembered(self) -> int:
+        """How many values this store remembers as secrets (0 for a store opened read-only)."""
+        if self._secrets is None:
+            return 0
+        with database_errors(self.path, "reading remembered secrets"):
+            return len(self._secrets)
+
     def redact_secrets(self, text: str) -> str:
         """``text`` with every value this store remembers as a secret redacted (what every write does)."""
         if self._secrets is None:
