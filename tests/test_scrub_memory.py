@@ -264,3 +264,20 @@ def test_a_learned_value_is_redacted_in_a_facts_history(tmp_path: Path) -> None:
     assert all(SECRET not in r.text + r.reason + json.dumps(r.properties) for r in history), history
     assert "[REDACTED:API_KEY]" in history[0].text
     assert SECRET.encode() not in db.read_bytes()
+
+
+def test_the_cores_sampled_span_scan_finds_what_a_byte_by_byte_scan_finds() -> None:
+    """The core samples every ``shortest``-th byte for the runs that may hold a span; the mirror reads
+    every byte. Texts dense in short runs, separators and ``=``/``:`` parts, with shapes taken from their
+    own runs (so spans are found) at many lengths, must give the same spans."""
+    import random
+
+    rng = random.Random(5)
+    rust, python = (CredentialScrubber(implementation=e)._engine for e in ENGINES)
+    alphabet = "aZ9k=:.!-_ \n\t'(" + "Qx7"
+    for _ in range(1500):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 120)))
+        cuts = [text[a : a + n] for a, n in ((rng.randint(0, 100), rng.randint(1, 40)) for _ in range(3))]
+        shapes = [(len(c), rust.secret_bits(c)) for c in cuts if c] + [(rng.randint(1, 30), 0.0)]
+        packed = pack_shapes(shapes)
+        assert rust.secret_spans(text, packed) == python.secret_spans(text, packed), (text, shapes)
