@@ -39,7 +39,16 @@ from dataclasses import dataclass
 from memdedup.errors import InvalidInputError
 from memdedup.scrub import _engine, placeholder
 
-__all__ = ["KEY_BYTES", "MIN_BITS", "OWN_OBJECTS", "SCHEMA", "Rewrite", "SecretMemory", "pack_shapes"]
+__all__ = [
+    "KEY_BYTES",
+    "MIN_BITS",
+    "OWN_OBJECTS",
+    "SCHEMA",
+    "Rewrite",
+    "SecretMemory",
+    "ensure_schema",
+    "pack_shapes",
+]
 
 MIN_BITS = 64.0
 """The fewest estimated bits a value needs to be remembered (guessing 2**64 candidates per value is
@@ -76,6 +85,15 @@ class Rewrite:
     def __post_init__(self) -> None:
         if not all(_IDENTIFIER.fullmatch(name) for name in (self.table, *self.columns)):
             raise InvalidInputError("a rewrite names tables and columns by plain SQL identifiers")
+
+
+def ensure_schema(conn: sqlite3.Connection) -> None:
+    """Create the tables and the store's key if they are not there (in the caller's transaction): the
+    store does it as it creates or migrates its own schema."""
+    for statement in SCHEMA.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+    conn.execute("INSERT OR IGNORE INTO secret_memory_key (id, key) VALUES (1, ?)", (os.urandom(KEY_BYTES),))
 
 
 def pack_shapes(shapes: Iterable[tuple[int, float]]) -> bytes:
@@ -115,12 +133,7 @@ class SecretMemory:
 
     def ensure_schema(self) -> None:
         """Create the tables and the store's key if they are not there (in the caller's transaction)."""
-        for statement in SCHEMA.split(";"):
-            if statement.strip():
-                self._conn.execute(statement)
-        self._conn.execute(
-            "INSERT OR IGNORE INTO secret_memory_key (id, key) VALUES (1, ?)", (os.urandom(KEY_BYTES),)
-        )
+        ensure_schema(self._conn)
 
     def refresh(self) -> None:
         """Read what other connections (or this one) remembered since the last read: one indexed query."""

@@ -170,10 +170,7 @@ class SQLiteGraphStore(FactHistory):
                 self.schema_version = version or SCHEMA_VERSION
             else:
                 self.migrated_from = opening.configure(self._conn, self.path, self.timeout, self.transaction)
-                secrets = SecretMemory(self._conn)
-                with self.transaction():
-                    secrets.ensure_schema()
-                self._secrets = secrets
+                self._secrets = SecretMemory(self._conn)
                 self.schema_version = SCHEMA_VERSION
             self._columns = node_columns(self.schema_version)
             if label_index:

@@ -27,6 +27,7 @@ import time
 import warnings
 from typing import Any
 
+from memdedup import secret_memory
 from memdedup.scope import readable_scope_path
 from memdedup.scrub import redact
 from memdedup.store.records import StoreError, StoreIntegrityWarning, damaged
@@ -182,9 +183,9 @@ def backup(conn: sqlite3.Connection, path: str, version: int) -> str:
 
 
 def configure(conn: sqlite3.Connection, path: str, timeout: float, transaction: Any) -> str | None:
-    """Switch a writing connection to WAL, create or migrate the schema and stamp the application id;
-    the backup's path when an older file was migrated, else None. ``transaction`` is the store's
-    ``BEGIN IMMEDIATE`` context manager."""
+    """Switch a writing connection to WAL, create or migrate the schema (the secret memory's tables
+    too, in the same transaction) and stamp the application id; the backup's path when an older file
+    was migrated, else None. ``transaction`` is the store's ``BEGIN IMMEDIATE`` context manager."""
     deadline = time.monotonic() + timeout
     while True:
         # Switching to WAL needs a moment without other writers; another process may be creating
@@ -211,6 +212,7 @@ def configure(conn: sqlite3.Connection, path: str, timeout: float, transaction: 
             for statement in SCHEMA.split(";"):
                 if statement.strip():
                     conn.execute(statement)
+        secret_memory.ensure_schema(conn)  # the store-wide secret memory's tables and key
         if int(conn.execute("PRAGMA application_id").fetchone()[0]) != APPLICATION_ID:
             conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         if conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() is None:
