@@ -20,6 +20,7 @@ early (today's figures).
 from __future__ import annotations
 
 import json
+import math
 import os
 import queue
 import random
@@ -52,6 +53,12 @@ COST_LIMIT = 30.0  # an adversarial 256 KB input against a 256 KB pasted log (bo
 COST_FLOOR = 0.02  # seconds: an input scrubbed faster than this is never judged
 CLI_TIMEOUT = 30.0  # seconds for one ingest run
 CLI_FLOOR = 0.5  # seconds of work beyond the process's start-up under which a CLI step is noise
+
+
+def step_limit(limit: float, ratio: float) -> float:
+    """How much a step of ``ratio`` times the input may grow the time, given ``limit`` for a 4x step: the
+    same exponent (log4 10 = 1.66, between linear's 1 and quadratic's 2) for any step."""
+    return float(limit ** math.log(ratio, 4))
 
 
 def _cycle(unit: str, size: int) -> str:
@@ -235,12 +242,14 @@ class Timing:
         return [(*small, *big) for small, big in pairwise(pairs)]
 
     def first_failed_step(self, *, limit: float, floor: float) -> str | None:
-        """The first 4x step whose time grew by more than ``limit`` (a step under ``floor`` is noise)."""
+        """The first step whose time grew by more than ``limit`` per 4x in size (a step of r times the input
+        may grow ``limit ** log4(r)``: 10x for 4x, 31.6x for 8x; a step under ``floor`` is noise)."""
         for small, t_small, big, t_big in self.steps():
-            if t_big >= floor and t_big / max(t_small, floor / 4) > limit:
+            allowed = step_limit(limit, big / small)
+            if t_big >= floor and t_big / max(t_small, floor / 4) > allowed:
                 return (
                     f"{small // KB} KB -> {big // KB} KB ({big / small:.0f}x the input) took "
-                    f"{t_big / max(t_small, 1e-9):.1f}x the time (limit {limit}x; quadratic is "
+                    f"{t_big / max(t_small, 1e-9):.1f}x the time (limit {allowed:.1f}x; quadratic is "
                     f"{(big / small) ** 2:.0f}x)"
                 )
         return None
@@ -323,33 +332,62 @@ def time_scrub(api: str, payloads: Sequence[str], *, timeout: float, stop_early:
 # ---------------------------------------------------------------------------------------------------
 # The control: the harness flags a quadratic function and passes a linear one
 # ---------------------------------------------------------------------------------------------------
-def test_harness_flags_quadratic_and_passes_linear() -> None:
-    """A regex that rescans from every start (quadratic) must fail the growth check; a single pass must
-    not: the verdict that judges the scrubber, on Python's re at small sizes."""
+def test_verdict_flags_quadratic_growth_and_passes_linear() -> None:
+    """The verdict on given times (no clock): a quadratic step fails, a linear or noisy-small one passes,
+    a step under the floor is never judged, a step's limit follows its size ratio, a timeout is named."""
+
+    def verdict(sizes: list[int], times: list[float], *, timed_out: bool = False) -> str | None:
+        timing = Timing(sizes[: len(times)], times, timed_out, "")
+        return timing.verdict(sizes, limit=GROWTH_LIMIT, floor=FLOOR)
+
+    four = [4 * KB, 16 * KB, 64 * KB]
+    assert verdict(four, [0.01, 0.04, 0.16]) is None  # linear
+    assert verdict(four, [0.01, 0.09, 0.80]) is None  # 9x per step: under the limit
+    why = verdict(four, [0.01, 0.16, 2.56])  # quadratic: the first step fails
+    assert why is not None and why.startswith("4 KB -> 16 KB (4x the input) took 16.0x"), why
+    assert verdict(four, [0.0001, 0.004, 0.02]) is None  # every larger time under the floor: noise
+    # the smaller time is floored at FLOOR / 4: 0.0001 s to 0.1 s is judged as 0.0125 s to 0.1 s (8x)
+    assert verdict(four, [0.0001, 0.1, 0.4]) is None
+    eight = [2 * KB, 16 * KB]
+    assert verdict(eight, [0.05, 0.40]) is None  # 8x the input, 8x the time
+    assert verdict(eight, [0.05, 1.50]) is None  # 30x: under 8x's limit of 31.6x
+    assert "took 64.0x" in (verdict(eight, [0.05, 3.20]) or "")
+    assert "did not finish" in (verdict(four, [0.01, 0.04], timed_out=True) or "")
+    assert "measured only" in (verdict(four, [0.01, 0.04]) or "")
+
+
+def test_harness_flags_a_measured_quadratic_and_passes_a_measured_linear() -> None:
+    """The same verdict on a clock, with a margin by construction: the child doubles n until the smaller
+    run takes at least 25 ms (any machine), then times n and 8n. Quadratic work grows 64x, linear 8x,
+    against the 8x step's limit of 31.6x: a 2x margin each way that no machine's speed changes."""
     code = r"""
-import json, re, sys, time
-kind, sizes = sys.argv[1], [int(s) for s in sys.argv[2:]]
-pattern = re.compile(r"a+b" if kind == "q" else r"b")  # a+b on 'aaa...': every start scans to the end
-for size in sizes:
-    text, best = "a" * size, None
-    for _ in range(3):
+import json, sys, time
+kind = sys.argv[1]
+def work(n):  # q: n runs of 0..i (n^2 / 2 additions); l: n runs of 64
+    for i in range(n):
+        sum(range(i if kind == "q" else 64))
+def best(n, repeats):
+    times = []
+    for _ in range(repeats):
         start = time.perf_counter()
-        pattern.search(text)
-        took = time.perf_counter() - start
-        best = took if best is None else min(best, took)
-    print(json.dumps({"size": size, "best": best}), flush=True)
+        work(n)
+        times.append(time.perf_counter() - start)
+    return min(times)
+n = 64
+while (small := best(n, 5)) < 0.025:
+    n *= 2
+print(json.dumps({"size": n, "best": small}), flush=True)
+print(json.dumps({"size": 8 * n, "best": best(8 * n, 1 if kind == "q" else 3)}), flush=True)
 """
-    sizes = [2 * KB, 8 * KB, 32 * KB]
     verdicts = {}
     for kind in ("q", "l"):
-        done = subprocess.run(
-            [sys.executable, "-c", code, kind, *map(str, sizes)], capture_output=True, text=True, timeout=120
-        )
+        done = subprocess.run([sys.executable, "-c", code, kind], capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
         records = [json.loads(line) for line in done.stdout.splitlines()]
         timing = Timing([r["size"] for r in records], [r["best"] for r in records], False, "")
-        verdicts[kind] = timing.verdict(sizes, limit=GROWTH_LIMIT, floor=FLOOR)
-    assert verdicts["q"] is not None and "took" in verdicts["q"], verdicts
+        assert timing.times[0] >= 0.025, timing
+        verdicts[kind] = timing.verdict(timing.sizes, limit=GROWTH_LIMIT, floor=FLOOR)
+    assert verdicts["q"] is not None and "(8x the input) took" in verdicts["q"], verdicts
     assert verdicts["l"] is None, verdicts
 
 
