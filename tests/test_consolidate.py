@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,9 @@ from memdedup.facts import kind_of
 from memdedup.scope import Scope
 from memdedup.store import SQLiteGraphStore
 from strategies import n_examples
+
+sys.path.insert(0, str(cli_support.ROOT / "benches"))
+from _corpus import read_labels  # benches/: the bundled sample, or the shared PyPI corpus when present
 
 ORG = Scope.root("org", "acme")
 DANA = ORG.child("user", "dana")
@@ -207,7 +211,16 @@ def oracle(
 WORDS = ["port", "is", "5432", "6543", "dana", "staging", "db", "shell", "zsh", "fish", "the"]
 
 
-@settings(max_examples=n_examples(60))
+@pytest.fixture(params=["joined", "queried"])
+def first_pass(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The first pass from the all-pairs join (the core, no guards) or from one index query a row (guards,
+    the pure-Python backend): the same merges either way."""
+    if request.param == "queried":
+        monkeypatch.setattr("memdedup.consolidate._JOIN_MIN", 1 << 62)
+    return str(request.param)
+
+
+@settings(max_examples=n_examples(60), suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     sentences=st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=6).map(" ".join), max_size=12),
     restated=st.lists(st.integers(0, 11), max_size=4),
@@ -215,7 +228,7 @@ WORDS = ["port", "is", "5432", "6543", "dana", "staging", "db", "shell", "zsh", 
     min_chars=st.sampled_from([0, 8, 16]),
 )
 def test_consolidate_equals_the_oracle(
-    sentences: list[str], restated: list[int], threshold: float, min_chars: int
+    first_pass: str, sentences: list[str], restated: list[int], threshold: float, min_chars: int
 ) -> None:
     with SQLiteGraphStore(":memory:") as store:
         for k, sentence in enumerate(sentences):
@@ -232,11 +245,13 @@ def test_consolidate_equals_the_oracle(
         assert consolidate(store, threshold=threshold, min_chars=min_chars).merges == []
 
 
-@pytest.fixture(params=[16, 3, 1], ids=["batch-16", "batch-3", "batch-1"])
+@pytest.fixture(params=[0, 16, 3, 1], ids=["joined", "batch-16", "batch-3", "batch-1"])
 def batch(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> int:
-    """The first pass looks rows up in batches (two threads) and corrects each batch's answers row by row:
-    the same answers whatever the batch's size."""
-    monkeypatch.setattr("memdedup.consolidate._BATCH", request.param)
+    """The first pass from the join (0), or looking rows up in batches (two threads) and correcting each
+    batch's answers row by row: the same answers whatever the batch's size."""
+    if request.param:
+        monkeypatch.setattr("memdedup.consolidate._JOIN_MIN", 1 << 62)
+        monkeypatch.setattr("memdedup.consolidate._BATCH", request.param)
     return int(request.param)
 
 
@@ -265,6 +280,39 @@ def test_chains_of_small_edits_need_several_passes_and_equal_the_oracle(
         expected = oracle([r.label for r in rows], [r.stated for r in rows], 0.85, 100)
         report = consolidate(store, min_chars=100)
         assert [(int(m.node_id[1:]), int(m.merged_id[1:]), m.kind) for m in report.merges] == expected
+
+
+def test_the_joined_and_queried_first_passes_agree_on_real_labels(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Real short labels with their restatements (each later copy reworded, cut, or with another value),
+    stated out of store order: the first pass from the join and the one from index queries make the same
+    merges, in the same order, over every pass."""
+    from memdedup.consolidate import plan
+
+    labels = read_labels(None, 1500)
+    rng = random.Random(7)
+    rows = list(labels)
+    for label in rng.sample(labels, 600):
+        words = label.split()
+        edit = rng.randrange(4)
+        if edit == 0:
+            rows.append(label.lower())
+        elif edit == 1 and len(words) > 3:
+            rows.append(" ".join(words[:-1]))
+        elif edit == 2:
+            rows.append(label + " 2")
+        else:
+            rows.append(label.replace(" ", "  ", 1) + ".")
+    rng.shuffle(rows)
+    with SQLiteGraphStore(":memory:") as store:
+        for k, label in enumerate(rows):
+            write(store, f"r{k:05d}", label)
+        for k in rng.sample(range(len(rows)), 200):
+            store.restate(DANA, f"r{k:05d}")
+        joined, _, _ = plan(store)
+        monkeypatch.setattr("memdedup.consolidate._JOIN_MIN", 1 << 62)
+        queried, _, _ = plan(store)
+    assert len(joined) > 300 and {m.kind for m in joined} == {"restated", "updated"}
+    assert joined == queried
 
 
 # --- the command ---------------------------------------------------------------------------------------

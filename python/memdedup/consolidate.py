@@ -21,18 +21,23 @@ alone, so the dry run (the default) and ``apply=True`` merge exactly the same ro
 
 from __future__ import annotations
 
+import heapq
 import os
 from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import numpy as np
+
 from memdedup._backend import IMPLEMENTATION
 from memdedup._backend import impl as _impl
 from memdedup._rules import DEDUP_SIMILARITY_THRESHOLD, DEDUP_SUBSUME_MIN_CHARS
+from memdedup.batch import join as _join
 from memdedup.facts import RESTATED, UPDATED, facts_match
 from memdedup.guards import Guards, as_guards, guards_allow
 from memdedup.operations import DEDUP_LAYERS
+from memdedup.progress import Progress
 from memdedup.scope import Scope, readable_scope_path
 from memdedup.store import SQLiteGraphStore
 
@@ -50,6 +55,10 @@ class _Owner:
 _LAYERS = frozenset(layer.value for layer in DEDUP_LAYERS)
 #: Rows looked up at once in the first pass (see ``_Partition._first_pass``).
 _BATCH = 16
+#: Partitions of at least this many rows take their first pass from the join (``_first_pass_joined``).
+_JOIN_MIN = 2
+#: Partitions of at least this many rows show their join as a phase (``phases``).
+_SPINNER_MIN = 10_000
 
 
 @dataclass(frozen=True)
@@ -141,9 +150,15 @@ class _Partition:
     here, ``benches/bench_consolidate.py``)."""
 
     def __init__(
-        self, scope_path: str, rows: list[_Row], threshold: float, min_chars: int, guards: Guards
+        self,
+        scope_path: str,
+        rows: list[_Row],
+        threshold: float,
+        min_chars: int,
+        guards: Guards,
+        phases: Progress | None = None,
     ) -> None:
-        self.scope_path, self.rows = scope_path, rows
+        self.scope_path, self.rows, self.phases = scope_path, rows, phases
         self.text = [row.label for row in rows]
         self.stated = [row.stated for row in rows]
         self.threshold, self.min_chars, self.guards = threshold, min_chars, guards
@@ -180,7 +195,12 @@ class _Partition:
         if not found or self.position[found[0][0]] >= at:
             return None
         number, rule, score = found[0]
-        into = self.position[number]
+        return self._fold(at, self.position[number], rule, score, round_)
+
+    def _fold(self, at: int, into: int, rule: str, score: float, round_: int) -> tuple[Merge, int]:
+        """Row ``at`` folded into the current row ``into`` before it, which it restates by ``rule`` with
+        ``score``: the merge (restated or updated by :func:`memdedup.facts.facts_match`; an older statement
+        never replaces a newer one) and ``into``."""
         text, stated = self.text[at], self.stated[at]
         fact = facts_match(self.text[into], text, rule, score)
         newer = stated > self.stated[into]
@@ -193,7 +213,8 @@ class _Partition:
         self.stated[into] = max(self.stated[into], stated)
         if kind == UPDATED:
             self.text[into] = text
-            self.index.relabel(number, text)  # its place in store order is kept
+            if into in self.number:
+                self.index.relabel(self.number[into], text)  # its place in store order is kept
             self.changed.add(into)
         return merge, into
 
@@ -205,7 +226,8 @@ class _Partition:
         since its last check now matches from an earlier row: it re-decides exactly those (found through a
         small index of the changed texts, kept up to date within the pass), and leaves every other row as
         the pass before left it."""
-        current = yield from self._first_pass(advance)
+        joined = IMPLEMENTATION == "rust" and not self.guards and len(self.rows) >= _JOIN_MIN
+        current = yield from (self._first_pass_joined(advance) if joined else self._first_pass(advance))
         round_ = 1
         while self.changed:
             round_ += 1
@@ -228,17 +250,18 @@ class _Partition:
             current = survivors
 
     def _first_pass(self, advance: Callable[[int], None]) -> Generator[Merge, None, list[int]]:
-        """Every row against the current rows before it, in store order; the rows that stay current.
+        """Every row against the current rows before it, in store order; the rows that stay current. The
+        first pass of a partition with guards, or on the pure-Python backend (else
+        :meth:`_first_pass_joined`, which answers the same).
 
         Performance: the index's queries are most of the time (a scan of the length window), and they
         release the GIL, so the rows of a batch are looked up on two threads at once against the index as
-        it stood when the batch began (``benches/bench_consolidate.py``, 841,708 labels in one scope, a
-        dry run on this project's 2-core machine: 130 s looked up one row at a time, 117 s in batches of
-        16 on two threads; docs/perf.md). The batch's answers are then made exact one row at a time: a
-        row's first match is the oldest of the looked-up match (when its text has not changed since) and
-        of the batch's own changes before it (rows inserted or relabelled since the batch began), decided
-        in one call into the core; when the looked-up match itself was relabelled, the row is looked up
-        again.
+        it stood when the batch began (841,708 labels in one scope: 130 s looked up one row at a time,
+        117 s in batches of 16 on two threads; docs/perf.md). The batch's answers are then made exact one
+        row at a time: a row's first match is the oldest of the looked-up match (when its text has not
+        changed since) and of the batch's own changes before it (rows inserted or relabelled since the
+        batch began), decided in one call into the core; when the looked-up match itself was relabelled,
+        the row is looked up again.
         """
         current: list[int] = []
         n = len(self.rows)
@@ -274,6 +297,64 @@ class _Partition:
         finally:
             if pool is not None:
                 pool.shutdown()
+        return current
+
+    def _first_pass_joined(self, advance: Callable[[int], None]) -> Generator[Merge, None, list[int]]:
+        """The first pass of :meth:`_first_pass`, answered from the exact all-pairs join of the partition's
+        texts (:func:`memdedup.batch.join`, on groups of identical texts) instead of one index query a row;
+        then the index of the rows that stay current, for the passes after.
+
+        Why it is the same answer: in the first pass a current row's text is the text some row before the
+        one being decided came in with (an update gives the earlier row the later row's text), so row
+        ``k``'s first match is the oldest current row holding a text of a group the join pairs with
+        ``k``'s group (stored side first). Each group keeps a heap of the current rows holding one of its
+        texts; a row an update moved to another group is dropped from its old heap when met.
+
+        Performance: 841,708 PyPI labels in one scope on this project's 2-core machine, in one session:
+        134 s with the queried first pass, 67 s joined, half of it the join (docs/perf.md,
+        ``benches/bench_consolidate.py``).
+        """
+        # The join is one call into the core: a spinner while it runs, for a partition it takes seconds on.
+        shown = self.phases if len(self.rows) >= _SPINNER_MIN else None
+        joined = _join(
+            self.text, threshold=self.threshold, min_chars=self.min_chars, expand=False, progress=shown
+        )
+        group: list[int] = joined.group.tolist()
+        pairs = joined.pairs
+        # For each incoming group h, the stored groups g with (g, h) in the join, as one flat list.
+        by_incoming = pairs[np.argsort(pairs[:, 1], kind="stable")] if len(pairs) else pairs
+        stored: list[int] = by_incoming[:, 0].tolist()
+        ngroups = int(joined.group.max()) + 1 if len(group) else 0
+        bounds: list[int] = np.searchsorted(by_incoming[:, 1], np.arange(ngroups + 1)).tolist()
+        heaps: dict[int, list[int]] = {}
+        held = group[:]  # the group of each current row's text
+        current: list[int] = []
+        for k in range(len(self.rows)):
+            advance(1)
+            h, best = group[k], -1
+            for g in stored[bounds[h] : bounds[h + 1]]:
+                heap = heaps.get(g)
+                while heap and held[heap[0]] != g:
+                    heapq.heappop(heap)
+                if heap and (best < 0 or heap[0] < best):
+                    best = heap[0]
+            if best < 0:
+                heapq.heappush(heaps.setdefault(h, []), k)
+                current.append(k)
+                continue
+            reason = _impl.match_reason(
+                self.text[best], self.text[k], threshold=self.threshold, min_chars=self.min_chars
+            )
+            if reason is None:  # the join and the contract disagree: a bug, never a silent wrong merge
+                raise RuntimeError(f"consolidate: the join paired rows {best} and {k}, the contract does not")
+            merge, into = self._fold(k, best, str(reason[0]), float(reason[1]), 1)
+            if merge.kind == UPDATED:
+                held[into] = h
+                heapq.heappush(heaps.setdefault(h, []), into)
+            yield merge
+        for at in current:
+            number = int(self.index.insert(self.text[at], 0))
+            self.number[at], self.position[number] = number, at
         return current
 
     def _with_changes_since(
@@ -331,10 +412,11 @@ def plan(
     guards: Guards | str | Iterable[str] | None = None,
     scope: Any = None,
     progress: Callable[[int], None] | None = None,
+    phases: Progress | None = None,
 ) -> tuple[list[Merge], int, int]:
     """Every merge :func:`consolidate` would make on ``store`` (nothing written), with the number of scopes
     and of rows considered. ``scope`` (a scope in any form :meth:`Scope.coerce` reads) limits it to the
-    rows that scope owns."""
+    rows that scope owns. ``progress`` and ``phases``: as :func:`consolidate` takes them."""
     parsed = as_guards(guards)
     paths = [Scope.coerce(scope).scope_path] if scope is not None else store.scope_paths()
     advance = progress or (lambda _n: None)
@@ -347,7 +429,7 @@ def plan(
                 partitions.setdefault(layer, []).append(_Row(node_id, layer, label, stated))
         for rows in partitions.values():
             rows_seen += len(rows)
-            merges.extend(_Partition(path, rows, threshold, min_chars, parsed).merges(advance))
+            merges.extend(_Partition(path, rows, threshold, min_chars, parsed, phases).merges(advance))
     return merges, len(paths), rows_seen
 
 
@@ -360,16 +442,25 @@ def consolidate(
     scope: Any = None,
     apply: bool = False,
     progress: Callable[[int], None] | None = None,
+    phases: Progress | None = None,
 ) -> ConsolidationReport:
     """Find (and with ``apply=True`` make) the merges of a store that holds duplicates (see the module
     docstring). ``db`` is a path (opened read-only for a dry run: an older file is read as it is, never
-    migrated) or an open store. ``progress`` is called with 1 per row considered in the first pass."""
+    migrated) or an open store. ``progress`` is called with 1 per row considered in the first pass;
+    ``phases`` (a :class:`memdedup.progress.Progress`) shows the long calls into the core of a large
+    partition (its join) while ``progress`` cannot move."""
     if not isinstance(apply, bool):
         raise TypeError(f"apply must be True or False, not {type(apply).__name__}")
     store = db if isinstance(db, SQLiteGraphStore) else SQLiteGraphStore(db, readonly=not apply)
     try:
         merges, scopes, rows = plan(
-            store, threshold=threshold, min_chars=min_chars, guards=guards, scope=scope, progress=progress
+            store,
+            threshold=threshold,
+            min_chars=min_chars,
+            guards=guards,
+            scope=scope,
+            progress=progress,
+            phases=phases,
         )
         if apply:
             _apply(store, merges)

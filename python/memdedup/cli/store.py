@@ -150,6 +150,7 @@ def _run_consolidate(args: argparse.Namespace) -> int:
                 scope=args.scope,
                 apply=args.apply,
                 progress=advance,
+                phases=progress,
             )
     if args.json:
         json.dump(report.to_dict(), sys.stdout, indent=2, ensure_ascii=False)
