@@ -315,6 +315,20 @@ def test_the_joined_and_queried_first_passes_agree_on_real_labels(monkeypatch: p
     assert joined == queried
 
 
+def test_a_join_out_of_memory_falls_back_to_the_queried_pass(
+    duplicated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A low threshold can pair most texts with most others: when the join runs out of memory (the core
+    raises MemoryError before it allocates), the first pass is answered by index queries instead, the same."""
+    expected = consolidate(duplicated, threshold=0.5).merges
+
+    def out_of_memory(*_args: Any, **_kwargs: Any) -> Any:
+        raise MemoryError("the join's pairs")
+
+    monkeypatch.setattr("memdedup.consolidate._join", out_of_memory)
+    assert expected and consolidate(duplicated, threshold=0.5).merges == expected
+
+
 # --- the command ---------------------------------------------------------------------------------------
 
 

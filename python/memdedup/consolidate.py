@@ -316,23 +316,32 @@ class _Partition:
         """
         # The join is one call into the core: a spinner while it runs, for a partition it takes seconds on.
         shown = self.phases if len(self.rows) >= _SPINNER_MIN else None
-        joined = _join(
-            self.text, threshold=self.threshold, min_chars=self.min_chars, expand=False, progress=shown
-        )
+        try:
+            joined = _join(
+                self.text, threshold=self.threshold, min_chars=self.min_chars, expand=False, progress=shown
+            )
+        except MemoryError:
+            # A low threshold can pair most groups with most others: the queried pass answers the same
+            # in memory that does not grow with the pairs.
+            return (yield from self._first_pass(advance))
         group: list[int] = joined.group.tolist()
         pairs = joined.pairs
-        # For each incoming group h, the stored groups g with (g, h) in the join, as one flat list.
+        # For each incoming group h, the stored groups g with (g, h) in the join: stored[bounds[h]:
+        # bounds[h + 1]], kept as an array (a list would cost ~36 bytes a pair; a low threshold makes
+        # hundreds of millions of pairs) and read a row's slice at a time.
         by_incoming = pairs[np.argsort(pairs[:, 1], kind="stable")] if len(pairs) else pairs
-        stored: list[int] = by_incoming[:, 0].tolist()
+        stored = np.ascontiguousarray(by_incoming[:, 0])
         ngroups = int(joined.group.max()) + 1 if len(group) else 0
         bounds: list[int] = np.searchsorted(by_incoming[:, 1], np.arange(ngroups + 1)).tolist()
+        del pairs, by_incoming, joined
         heaps: dict[int, list[int]] = {}
         held = group[:]  # the group of each current row's text
         current: list[int] = []
         for k in range(len(self.rows)):
             advance(1)
             h, best = group[k], -1
-            for g in stored[bounds[h] : bounds[h + 1]]:
+            lo, hi = bounds[h], bounds[h + 1]
+            for g in stored[lo:hi].tolist() if hi > lo else ():
                 heap = heaps.get(g)
                 while heap and held[heap[0]] != g:
                     heapq.heappop(heap)
