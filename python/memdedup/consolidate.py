@@ -361,9 +361,10 @@ class _Partition:
                 held[into] = h
                 heapq.heappush(heaps.setdefault(h, []), into)
             yield merge
-        for at in current:
-            number = int(self.index.insert(self.text[at], 0))
-            self.number[at], self.position[number] = number, at
+        if current:  # one call into the core; insertion numbers follow the first, in store order
+            first = int(self.index.insert_many([self.text[at] for at in current], [0] * len(current)))
+            for number, at in enumerate(current, first):
+                self.number[at], self.position[number] = number, at
         return current
 
     def _with_changes_since(
